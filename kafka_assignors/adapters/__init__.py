@@ -1,0 +1,1 @@
+"""Thin translations between client libraries' wire types and the core model."""

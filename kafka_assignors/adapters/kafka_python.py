@@ -1,0 +1,177 @@
+"""Adapter for kafka-python 3: our strategies as ``AbstractPartitionAssignor`` subclasses.
+
+Each member sends a version-3 ``ConsumerProtocolSubscription``: its topics, the
+partitions it owns with the generation it got them in, its rack, and a small
+user data object saying whether it runs the eager or the cooperative protocol.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from collections.abc import Mapping, Sequence
+from types import FrameType
+from typing import Any, ClassVar
+
+from kafka.coordinator.assignors.abstract import AbstractPartitionAssignor, RebalanceProtocol
+from kafka.protocol.consumer.metadata import (
+    ConsumerProtocolAssignment,
+    ConsumerProtocolSubscription,
+)
+
+from ..core.model import UNKNOWN_GENERATION, Assignment, GroupSpec, TopicPartition, TopicSpec
+from .leader import MODE_COOPERATIVE, MODE_EAGER, AssignmentResult, Leader, WireMember
+from .user_data import encode_user_data
+
+log = logging.getLogger("kafka_assignors")
+
+SUBSCRIPTION_VERSION = 3
+
+
+class KafkaPythonAssignor(AbstractPartitionAssignor):  # type: ignore[misc]
+    """Base class: subclasses set :attr:`name` and implement :meth:`assign_group`.
+
+    Usable as a class or an instance in ``partition_assignment_strategy``.
+    """
+
+    #: The strategy's wire name, the one the group coordinator votes on.
+    name: ClassVar[str] = ""
+    #: True for strategies that speak the cooperative protocol (and eager too).
+    cooperative: ClassVar[bool] = False
+    #: True for strategies that deliberately give a partition to several members.
+    broadcast: ClassVar[bool] = False
+
+    def __init__(self, *, client_rack: str | None = None) -> None:
+        if not self.name:
+            raise TypeError(f"{type(self).__name__} must set a wire name in `name`")
+        self.client_rack = client_rack
+        self._owned: dict[str, list[int]] = {}
+        self._generation = UNKNOWN_GENERATION
+        self._leader = Leader(self.name)
+
+    # --- what a strategy implements -------------------------------------------------
+
+    def assign_group(self, group: GroupSpec) -> AssignmentResult:
+        """Compute the assignment for ``group``; the one method a custom assignor writes."""
+        raise NotImplementedError
+
+    def subscription_fields(self) -> dict[str, object]:
+        """Extra fields this member sends to the leader in its user data."""
+        return {}
+
+    def partition_weights(
+        self, cluster: Any, topics: Mapping[str, TopicSpec]
+    ) -> Mapping[TopicPartition, float] | None:
+        """Weights for load-aware strategies; None means every partition weighs the same."""
+        return None
+
+    # --- kafka-python's interface ------------------------------------------------------
+
+    def supported_protocols(self) -> list[RebalanceProtocol]:
+        if self.cooperative:
+            return [RebalanceProtocol.COOPERATIVE, RebalanceProtocol.EAGER]
+        return [RebalanceProtocol.EAGER]
+
+    def metadata(self, topics: Any) -> ConsumerProtocolSubscription:
+        mode = _consumer_protocol_mode()
+        if mode is None:
+            mode = MODE_COOPERATIVE if self.cooperative else MODE_EAGER
+        sub_tp = ConsumerProtocolSubscription.TopicPartition
+        return ConsumerProtocolSubscription(
+            version=SUBSCRIPTION_VERSION,
+            topics=sorted(topics),
+            user_data=encode_user_data({"mode": mode, **self.subscription_fields()}),
+            owned_partitions=[
+                sub_tp(topic=t, partitions=list(ps)) for t, ps in sorted(self._owned.items())
+            ],
+            generation_id=self._generation,
+            rack_id=self.client_rack,
+        )
+
+    def on_assignment(self, assignment: Any, generation: int) -> None:
+        owned: dict[str, list[int]] = {}
+        for tp in assignment.partitions():
+            owned.setdefault(tp.topic, []).append(tp.partition)
+        self._owned = {t: sorted(ps) for t, ps in owned.items()}
+        self._generation = generation
+        log.debug("%s: generation %d assigned %s", self.name, generation, self._owned)
+
+    def assign(self, cluster: Any, members: Sequence[Any]) -> dict[str, ConsumerProtocolAssignment]:
+        wire = [_wire_member(m) for m in members]
+        topics = _topic_specs(cluster, {t for w in wire for t in w.topics})
+        sent = self._leader.assign(
+            self.assign_group,
+            wire,
+            topics,
+            cooperative=self.cooperative,
+            broadcast=self.broadcast,
+            weights=self.partition_weights(cluster, topics),
+        )
+        return _to_wire(sent, self.name, self._leader)
+
+    @property
+    def last_report(self) -> Any:
+        """Figures of the last assignment this instance computed as leader (or None)."""
+        return self._leader.last_report
+
+
+def _wire_member(member: Any) -> WireMember:
+    md = member.metadata
+    owned: dict[str, list[int]] = {}
+    for item in getattr(md, "owned_partitions", None) or ():
+        topic, partitions = (item.topic, item.partitions) if hasattr(item, "topic") else item
+        owned.setdefault(topic, []).extend(partitions)
+    return WireMember(
+        member_id=member.member_id,
+        instance_id=getattr(member, "group_instance_id", None),
+        topics=list(md.topics or ()),
+        owned=owned,
+        generation=getattr(md, "generation_id", UNKNOWN_GENERATION),
+        rack=getattr(md, "rack_id", None),
+        user_data=md.user_data,
+    )
+
+
+def _topic_specs(cluster: Any, topics: set[str]) -> dict[str, TopicSpec]:
+    specs = {}
+    for topic in sorted(topics):
+        partitions = cluster.partitions_for_topic(topic)
+        if not partitions:
+            log.warning("no partition metadata for topic %s; it is skipped this round", topic)
+            continue
+        count = len(partitions)
+        if max(partitions) != count - 1:
+            log.warning("topic %s reports partitions %s; using the first %d", topic,
+                        sorted(partitions), count)
+        specs[topic] = TopicSpec(topic, count)
+    return specs
+
+
+def _to_wire(
+    sent: Assignment, name: str, leader: Leader
+) -> dict[str, ConsumerProtocolAssignment]:
+    report = leader.last_report
+    pending = report.pending_second_round if report else 0
+    user_data = encode_user_data({"assignor": name, "pending": pending})
+    return {
+        member: ConsumerProtocolAssignment(0, sorted(by_topic.items()), user_data)
+        for member, by_topic in sent.items()
+    }
+
+
+def _consumer_protocol_mode() -> str | None:
+    """The rebalance protocol of the kafka-python consumer that is asking for metadata.
+
+    kafka-python decides eager vs cooperative once per consumer from all its
+    configured assignors, and does not tell the assignor; the coordinator that
+    calls ``metadata()`` holds the answer in ``_rebalance_protocol``.
+    """
+    frame: FrameType | None = sys._getframe(2)
+    for _ in range(8):
+        if frame is None:
+            break
+        protocol = getattr(frame.f_locals.get("self"), "_rebalance_protocol", None)
+        if protocol is not None:
+            return MODE_COOPERATIVE if protocol == RebalanceProtocol.COOPERATIVE else MODE_EAGER
+        frame = frame.f_back
+    return None

@@ -1,0 +1,200 @@
+"""What the group leader does around any strategy, independent of the client library.
+
+The client adapters turn their wire types into :class:`WireMember` and call
+:meth:`Leader.assign`; this module builds the model, runs the strategy,
+validates the result, applies the cooperative first round when members still
+hold partitions, remembers static members' partitions, and logs what happened.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from ..core.cooperative import withhold_moving
+from ..core.metrics import count_spread, moved_partitions
+from ..core.model import (
+    UNKNOWN_GENERATION,
+    Assignment,
+    GroupSpec,
+    MemberSpec,
+    TopicPartition,
+    TopicSpec,
+)
+from ..core.validate import validate_assignment
+from .user_data import decode_user_data
+
+log = logging.getLogger("kafka_assignors")
+
+#: A strategy: the one small function a custom assignor has to write.
+Strategy = Callable[[GroupSpec], "AssignmentResult"]
+#: What a strategy may return: the canonical form or ``{member: [TopicPartition, ...]}``.
+AssignmentResult = Mapping[str, Mapping[str, Sequence[int]] | Iterable[tuple[str, int]]]
+
+MODE_EAGER = "eager"
+MODE_COOPERATIVE = "cooperative"
+
+
+@dataclass(slots=True)
+class WireMember:
+    """A member as any client library's JoinGroup response describes it."""
+
+    member_id: str
+    instance_id: str | None
+    topics: Sequence[str]
+    owned: Mapping[str, Sequence[int]]
+    generation: int = UNKNOWN_GENERATION
+    rack: str | None = None
+    user_data: object = b""
+
+
+@dataclass(slots=True)
+class LeaderReport:
+    """The figures of the last assignment this leader computed (also logged)."""
+
+    strategy: str
+    members: int
+    partitions: int
+    moved: int
+    pending_second_round: int
+    count_spread: int
+    seconds: float
+    target: Assignment = field(repr=False)
+    sent: Assignment = field(repr=False)
+
+
+def normalize(result: AssignmentResult) -> Assignment:
+    """Accept either assignment form a strategy may return."""
+    out: Assignment = {}
+    for member, value in result.items():
+        if isinstance(value, Mapping):
+            out[member] = {t: sorted(ps) for t, ps in value.items() if ps}
+        else:
+            by_topic: dict[str, list[int]] = {}
+            for topic, partition in value:
+                by_topic.setdefault(topic, []).append(partition)
+            out[member] = {t: sorted(ps) for t, ps in by_topic.items()}
+    return out
+
+
+class Leader:
+    """Leader-side state and steps shared by every assignor in every client library."""
+
+    def __init__(self, strategy_name: str) -> None:
+        self.strategy_name = strategy_name
+        #: static member instance id -> partitions it was last sent by this leader
+        self._static_memory: dict[str, dict[str, list[int]]] = {}
+        self.last_report: LeaderReport | None = None
+
+    def assign(
+        self,
+        strategy: Strategy,
+        wire_members: Sequence[WireMember],
+        topics: Mapping[str, TopicSpec],
+        *,
+        cooperative: bool,
+        broadcast: bool = False,
+        weights: Mapping[TopicPartition, float] | None = None,
+    ) -> Assignment:
+        started = time.perf_counter()
+        members, holders = self._model_members(wire_members, cooperative)
+        group = GroupSpec(tuple(members), topics, weights)
+
+        target = normalize(strategy(group))
+        for m in members:
+            target.setdefault(m.member_id, {})
+        validate_assignment(group, target, broadcast=broadcast)
+
+        pending = 0
+        sent = target
+        if cooperative and holders:
+            sent, pending = withhold_moving(target, holders)
+        for m in members:
+            if m.instance_id is not None:
+                self._static_memory[m.instance_id] = sent[m.member_id]
+
+        previous = {m.member_id: m.owned for m in members}
+        report = LeaderReport(
+            strategy=self.strategy_name,
+            members=len(members),
+            partitions=sum(len(ps) for by_t in target.values() for ps in by_t.values()),
+            moved=moved_partitions(previous, target),
+            pending_second_round=pending,
+            count_spread=count_spread(target),
+            seconds=time.perf_counter() - started,
+            target=target,
+            sent=sent,
+        )
+        self.last_report = report
+        log.info(
+            "%s: assigned %d partition(s) to %d member(s) in %.1f ms; %d moved owner%s; "
+            "partition count spread (max-min) %d",
+            report.strategy,
+            report.partitions,
+            report.members,
+            report.seconds * 1000,
+            report.moved,
+            f", {pending} wait for the second cooperative round" if pending else "",
+            report.count_spread,
+        )
+        return sent
+
+    def _model_members(
+        self, wire_members: Sequence[WireMember], cooperative: bool
+    ) -> tuple[list[MemberSpec], dict[str, dict[int, frozenset[str]]]]:
+        members: list[MemberSpec] = []
+        # topic -> partition -> (generation, holders) from members that still hold partitions
+        held: dict[str, dict[int, tuple[int, set[str]]]] = {}
+        for w in wire_members:
+            fields = decode_user_data(w.user_data)
+            owned: Mapping[str, Sequence[int]] = w.owned
+            generation = w.generation
+            if fields is None:
+                log.warning(
+                    "%s: member %s sent user data this assignor cannot read; "
+                    "treating it as owning nothing",
+                    self.strategy_name,
+                    w.member_id,
+                )
+                fields, owned = {}, {}
+            mode = fields.get("mode")
+            if cooperative and mode != MODE_EAGER:
+                # An eager member revoked everything before joining; anyone else may
+                # still hold what it reports, so it must let go before a new owner gets it.
+                for topic, ps in w.owned.items():
+                    slot = held.setdefault(topic, {})
+                    for p in ps:
+                        gen, who = slot.get(p, (w.generation, set()))
+                        if w.generation > gen:
+                            gen, who = w.generation, set()
+                        if w.generation == gen:
+                            who.add(w.member_id)
+                        slot[p] = (gen, who)
+            if not owned and w.instance_id is not None and w.instance_id in self._static_memory:
+                owned = self._static_memory[w.instance_id]
+                generation = UNKNOWN_GENERATION
+                log.info(
+                    "%s: static member %s (%s) rejoined owning nothing; offering back the "
+                    "partitions it had",
+                    self.strategy_name,
+                    w.instance_id,
+                    w.member_id,
+                )
+            members.append(
+                MemberSpec(
+                    member_id=w.member_id,
+                    topics=frozenset(w.topics),
+                    owned=owned,
+                    generation=generation,
+                    instance_id=w.instance_id,
+                    rack=w.rack,
+                    user_data=fields,
+                )
+            )
+        holders = {
+            topic: {p: frozenset(who) for p, (_g, who) in slot.items()}
+            for topic, slot in held.items()
+        }
+        return members, holders

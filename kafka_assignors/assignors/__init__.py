@@ -1,0 +1,1 @@
+"""Concrete assignors for kafka-python, one module per strategy."""

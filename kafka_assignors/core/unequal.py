@@ -1,0 +1,334 @@
+"""Balanced sticky assignment when members subscribe to different topics.
+
+The problem is solved on counts, not partitions: ``x[m][t]`` is how many
+partitions of topic ``t`` member ``m`` gets.  Partitions of one topic are
+interchangeable except for who owned them, so a member keeps
+``min(x[m][t], owned[m][t])`` of its own and the rest is dealt out at the end.
+
+Objective, in this order (a lexicographic min-cost flow):
+
+1. balance - the loads form an optimal semi-matching: no partition can be
+   passed along a chain of members, each subscribed to the topic it receives,
+   from a member with ``k + 2`` or more partitions to one with ``k`` or fewer;
+2. movement - among those, the fewest owned partitions leave their owner.
+
+Steps: keep every claim; place unowned partitions by water-filling, most
+constrained topic first; remove imbalance along cheapest cost-reducing paths;
+then cancel negative-cost cycles of the residual graph (with "level" nodes
+that allow load-neutral swaps), which is the optimality test of min-cost flow.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections import deque
+from collections.abc import Mapping, Sequence
+
+from .uniform import IndexedAssignment
+
+log = logging.getLogger("kafka_assignors.core")
+
+
+class _State:
+    """Counts per member and topic, with the owned counts they are measured against."""
+
+    def __init__(
+        self,
+        member_ids: Sequence[int],
+        subscriptions: Mapping[int, Sequence[str]],
+        partition_counts: Mapping[str, int],
+        owned: Sequence[Mapping[str, Sequence[int]]],
+    ) -> None:
+        self.members = list(member_ids)
+        self.subs = {i: list(subscriptions[i]) for i in self.members}
+        self.topics = sorted({t for i in self.members for t in self.subs[i]})
+        self.counts = partition_counts
+        self.subscribers: dict[str, list[int]] = {t: [] for t in self.topics}
+        for i in self.members:
+            for t in self.subs[i]:
+                self.subscribers[t].append(i)
+        self.owned_lists = owned
+        self.own: dict[int, dict[str, int]] = {
+            i: {t: len(ps) for t, ps in owned[i].items() if ps} for i in self.members
+        }
+        self.x: dict[int, dict[str, int]] = {i: dict(self.own[i]) for i in self.members}
+        self.load: dict[int, int] = {i: sum(self.x[i].values()) for i in self.members}
+
+    def move(self, giver: int, topic: str, taker: int, amount: int = 1) -> None:
+        left = self.x[giver][topic] - amount
+        if left:
+            self.x[giver][topic] = left
+        else:
+            del self.x[giver][topic]
+        self.x[taker][topic] = self.x[taker].get(topic, 0) + amount
+        self.load[giver] -= amount
+        self.load[taker] += amount
+
+    def give_cost(self, member: int, topic: str) -> int:
+        """Cost of ``member`` giving up one partition of ``topic``: 1 if it is one it owned."""
+        return 1 if self.x[member][topic] <= self.own[member].get(topic, 0) else 0
+
+    def take_cost(self, member: int, topic: str) -> int:
+        """Cost of ``member`` taking one: -1 if that gives back one it owned."""
+        return -1 if self.x[member].get(topic, 0) < self.own[member].get(topic, 0) else 0
+
+
+def assign_unequal(
+    member_ids: Sequence[int],
+    subscriptions: Mapping[int, Sequence[str]],
+    partition_counts: Mapping[str, int],
+    owned: Sequence[Mapping[str, Sequence[int]]],
+    polish_seconds: float = 10.0,
+) -> IndexedAssignment:
+    """Optimal balanced, minimal-movement assignment for one connected set of members."""
+    st = _State(member_ids, subscriptions, partition_counts, owned)
+    _place_unowned(st)
+    _balance(st)
+    if not _polish(st, time.monotonic() + polish_seconds):
+        log.warning(
+            "movement minimisation stopped after %.1fs; the assignment is balanced "
+            "but may move more partitions than necessary",
+            polish_seconds,
+        )
+    return _deal_out(st)
+
+
+def _place_unowned(st: _State) -> None:
+    owned_total: dict[str, int] = {}
+    for i in st.members:
+        for t, c in st.own[i].items():
+            owned_total[t] = owned_total.get(t, 0) + c
+    for t in sorted(st.topics, key=lambda t: (len(st.subscribers[t]), t)):
+        units = st.counts[t] - owned_total.get(t, 0)
+        if units <= 0:
+            continue
+        for i, amount in _water_fill(st.subscribers[t], st.load, units):
+            st.x[i][t] = st.x[i].get(t, 0) + amount
+            st.load[i] += amount
+
+
+def _water_fill(members: Sequence[int], load: Mapping[int, int], units: int) -> list[
+    tuple[int, int]
+]:
+    """Split ``units`` over ``members`` so the least loaded are raised to a common level."""
+    order = sorted(members, key=lambda i: (load[i], i))
+    prefix = 0
+    k = 0
+    for k in range(1, len(order) + 1):
+        prefix += load[order[k - 1]]
+        if k == len(order) or k * load[order[k]] - prefix >= units:
+            break
+    level, extra = divmod(units + prefix, k)
+    out = []
+    for j, i in enumerate(order[:k]):
+        amount = level - load[i] + (1 if j < extra else 0)
+        if amount > 0:
+            out.append((i, amount))
+    return out
+
+
+def _balance(st: _State) -> None:
+    """Apply cost-reducing paths until none is left (an optimal semi-matching)."""
+    active = set(st.members)
+    while active:
+        loads = [st.load[i] for i in active]
+        top = max(loads)
+        if top - min(loads) <= 1:
+            return
+        sources = sorted(i for i in active if st.load[i] == top)
+        found, reached = _cheapest_path(st, sources, active, top - 2)
+        if found is None:
+            # Nothing the busiest members hold can reach a lighter member: this
+            # closed set is already optimal; continue below it.
+            active -= reached
+            continue
+        hops, target = found
+        amount = (top - st.load[target]) // 2
+        for giver, topic, _taker in hops:
+            spare = st.x[giver][topic] - st.own[giver].get(topic, 0)
+            amount = min(amount, spare if spare > 0 else st.x[giver][topic])
+        for giver, topic, taker in hops:
+            st.move(giver, topic, taker, amount)
+
+
+def _cheapest_path(
+    st: _State, sources: Sequence[int], active: set[int], max_target_load: int
+) -> tuple[tuple[list[tuple[int, str, int]], int] | None, set[int]]:
+    """0-1 BFS from ``sources`` to the cheapest member loaded at most ``max_target_load``.
+
+    Returns ``((hops, target), reached)`` or ``(None, reached)``; cost counts owned
+    partitions that would leave their owner.
+    """
+    dist_m: dict[int, int] = dict.fromkeys(sources, 0)
+    via_topic: dict[int, str] = {}
+    dist_t: dict[str, int] = {}
+    via_member: dict[str, int] = {}
+    done_m: set[int] = set()
+    done_t: set[str] = set()
+    queue: deque[tuple[int, int | str]] = deque((0, s) for s in sources)
+    while queue:
+        d, node = queue.popleft()
+        if isinstance(node, int):
+            if node in done_m or d > dist_m[node]:
+                continue
+            done_m.add(node)
+            if st.load[node] <= max_target_load:
+                return (_trace(node, via_topic, via_member), node), done_m
+            for t in st.x[node]:
+                nd = d + st.give_cost(node, t)
+                if t not in done_t and nd < dist_t.get(t, nd + 1):
+                    dist_t[t] = nd
+                    via_member[t] = node
+                    (queue.append if nd > d else queue.appendleft)((nd, t))
+        else:
+            if node in done_t or d > dist_t[node]:
+                continue
+            done_t.add(node)
+            for j in st.subscribers[node]:
+                if j in active and j not in done_m and d < dist_m.get(j, d + 1):
+                    dist_m[j] = d
+                    via_topic[j] = node
+                    queue.appendleft((d, j))
+    return None, done_m
+
+
+def _trace(
+    target: int, via_topic: Mapping[int, str], via_member: Mapping[str, int]
+) -> list[tuple[int, str, int]]:
+    hops = []
+    node = target
+    while node in via_topic:
+        topic = via_topic[node]
+        giver = via_member[topic]
+        hops.append((giver, topic, node))
+        node = giver
+    hops.reverse()
+    return hops
+
+
+def _polish(st: _State, deadline: float) -> bool:
+    """Cancel negative cycles until none is left; False if the deadline came first."""
+    while True:
+        if not any(
+            st.x[i].get(t, 0) < c for i in st.members for t, c in st.own[i].items()
+        ):
+            return True  # no member lacks an owned partition: nothing can get cheaper
+        cycle = _negative_cycle(st, deadline)
+        if cycle is None:
+            return True
+        if not cycle:
+            return False
+        for giver, topic, taker in cycle:
+            st.move(giver, topic, taker)
+
+
+def _negative_cycle(st: _State, deadline: float) -> list[tuple[int, str, int]] | None:
+    """Bellman-Ford over members, topics and load levels.
+
+    Level node ``L`` joins "a member at load L gives" to "a member at load L-1
+    receives", so a cycle through it keeps the multiset of loads (and therefore
+    the balance) unchanged.  Returns the unit moves of a negative cycle, ``None``
+    if there is none, or ``[]`` if the deadline passed.
+    """
+    node_of: dict[tuple[str, int | str], int] = {}
+    names: list[tuple[str, int | str]] = []
+
+    def nid(key: tuple[str, int | str]) -> int:
+        n = node_of.get(key)
+        if n is None:
+            n = node_of[key] = len(names)
+            names.append(key)
+        return n
+
+    edges: list[tuple[int, int, int]] = []
+    for i in st.members:
+        m = nid(("m", i))
+        edges.append((nid(("L", st.load[i])), m, 0))
+        edges.append((m, nid(("L", st.load[i] + 1)), 0))
+        for t in st.x[i]:
+            edges.append((m, nid(("t", t)), st.give_cost(i, t)))
+        for t in st.subs[i]:
+            edges.append((nid(("t", t)), m, st.take_cost(i, t)))
+    size = len(names)
+    dist = [0] * size
+    pred = [-1] * size
+    for _round in range(size):
+        changed = False
+        for u, v, w in edges:
+            if dist[u] + w < dist[v]:
+                dist[v] = dist[u] + w
+                pred[v] = u
+                changed = True
+        if not changed:
+            return None
+        start = _cycle_in_predecessors(pred)
+        if start is not None:
+            return _cycle_moves(start, pred, names)
+        if time.monotonic() > deadline:
+            return []
+    return None
+
+
+def _cycle_in_predecessors(pred: Sequence[int]) -> int | None:
+    """A node on a cycle of the predecessor graph (such a cycle has negative cost)."""
+    state = [0] * len(pred)  # 0 new, 1 on current walk, 2 finished
+    for s in range(len(pred)):
+        if state[s]:
+            continue
+        walk = []
+        v = s
+        while v != -1 and state[v] == 0:
+            state[v] = 1
+            walk.append(v)
+            v = pred[v]
+        if v != -1 and state[v] == 1:
+            return v
+        for w in walk:
+            state[w] = 2
+    return None
+
+
+def _cycle_moves(
+    start: int, pred: Sequence[int], names: Sequence[tuple[str, int | str]]
+) -> list[tuple[int, str, int]]:
+    cycle = [start]
+    v = pred[start]
+    while v != start:
+        cycle.append(v)
+        v = pred[v]
+    cycle.reverse()  # forward order: cycle[k] -> cycle[k+1]
+    moves = []
+    n = len(cycle)
+    for k in range(n):
+        kind, topic = names[cycle[k]]
+        if kind == "t":
+            giver = names[cycle[k - 1]][1]
+            taker = names[cycle[(k + 1) % n]][1]
+            assert isinstance(topic, str) and isinstance(giver, int) and isinstance(taker, int)
+            moves.append((giver, topic, taker))
+    return moves
+
+
+def _deal_out(st: _State) -> IndexedAssignment:
+    """Turn counts into partitions: owners keep their own first, the rest is dealt in order."""
+    result: IndexedAssignment = {i: {} for i in st.members}
+    for t in st.topics:
+        takers = [i for i in st.subscribers[t] if st.x[i].get(t, 0) > 0]
+        kept: set[int] = set()
+        need: list[tuple[int, int]] = []
+        for i in takers:
+            want = st.x[i][t]
+            mine = list(st.owned_lists[i].get(t, ()))[:want]
+            if mine:
+                result[i][t] = mine
+                kept.update(mine)
+            if want > len(mine):
+                need.append((i, want - len(mine)))
+        if need:
+            pool = iter([p for p in range(st.counts[t]) if p not in kept])
+            for i, n in need:
+                got = result[i].setdefault(t, [])
+                got.extend(next(pool) for _ in range(n))
+                got.sort()
+    return result

@@ -1,0 +1,107 @@
+"""Independent, slow reference answers the fast algorithms are checked against.
+
+Written from the definitions, not from the production code: partition-level
+search for cost-reducing paths, and an exact min-cost flow (networkx) for the
+fewest moves any optimally balanced assignment needs.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Mapping, Sequence
+
+import networkx as nx
+
+from kafka_assignors.core.model import GroupSpec, MemberSpec
+
+Owner = dict[tuple[str, int], str]
+
+
+def usable(group: GroupSpec, m: MemberSpec) -> set[str]:
+    return {t for t in m.topics if group.partition_count(t) > 0}
+
+
+def all_partitions(group: GroupSpec) -> list[tuple[str, int]]:
+    return [(t, p) for t in group.subscribed_topics() for p in range(group.partition_count(t))]
+
+
+def claim_owner(group: GroupSpec) -> Owner:
+    """Newest generation wins; on a tie the member sorting first (instance id, then id)."""
+    candidates: dict[tuple[str, int], list[tuple[int, tuple[int, str], str]]] = {}
+    for m in group.members:
+        subs = usable(group, m)
+        for t, ps in m.owned.items():
+            if t not in subs:
+                continue
+            for p in set(ps):
+                if 0 <= p < group.partition_count(t):
+                    candidates.setdefault((t, p), []).append((-m.generation, m.sort_key, m.member_id))
+    return {tp: min(c)[2] for tp, c in candidates.items()}
+
+
+def loads(assignment: Mapping[str, Mapping[str, Sequence[int]]]) -> dict[str, int]:
+    return {m: sum(len(ps) for ps in bt.values()) for m, bt in assignment.items()}
+
+
+def owner_map(assignment: Mapping[str, Mapping[str, Sequence[int]]]) -> Owner:
+    return {(t, p): m for m, bt in assignment.items() for t, ps in bt.items() for p in ps}
+
+
+def moves(group: GroupSpec, assignment: Mapping[str, Mapping[str, Sequence[int]]]) -> int:
+    before = claim_owner(group)
+    after = owner_map(assignment)
+    return sum(1 for tp, m in before.items() if after.get(tp) != m)
+
+
+def cost_reducing_path(
+    group: GroupSpec, assignment: Mapping[str, Mapping[str, Sequence[int]]]
+) -> list[str] | None:
+    """A chain of members m0 -> ... -> mk with load(m0) >= load(mk) + 2, each passing on a
+    partition the next one subscribes to; None if the assignment is an optimal semi-matching."""
+    subs = {m.member_id: usable(group, m) for m in group.members}
+    held = {m: {t for t, ps in bt.items() if ps} for m, bt in assignment.items()}
+    load = loads(assignment)
+    for start in subs:
+        seen = {start: [start]}
+        queue = deque([start])
+        while queue:
+            u = queue.popleft()
+            if load[u] - 0 <= load[start] - 2:
+                return seen[u]
+            for v in subs:
+                if v not in seen and held.get(u, set()) & subs[v]:
+                    seen[v] = [*seen[u], v]
+                    queue.append(v)
+    return None
+
+
+def optimum(group: GroupSpec) -> tuple[list[int], int]:
+    """(sorted optimal loads, fewest moves) by exact min-cost flow."""
+    parts = all_partitions(group)
+    n = len(parts)
+    big = n + 1
+    before = claim_owner(group)
+    g = nx.DiGraph()
+    g.add_node("s", demand=-n)
+    g.add_node("z", demand=n)
+    subscribers = {
+        t: [m.member_id for m in group.members if t in usable(group, m)]
+        for t in group.subscribed_topics()
+    }
+    for t, p in parts:
+        node = ("p", t, p)
+        g.add_edge("s", node, capacity=1, weight=0)
+        for m in subscribers[t]:
+            g.add_edge(node, ("m", m), capacity=1, weight=0 if before.get((t, p)) == m else 1)
+    for m in group.members:
+        for k in range(1, n + 1):
+            g.add_edge(("m", m.member_id), ("u", m.member_id, k), capacity=1,
+                       weight=big * (2 * k - 1))
+            g.add_edge(("u", m.member_id, k), "z", capacity=1, weight=0)
+    flow = nx.min_cost_flow(g)
+    result: dict[str, dict[str, list[int]]] = {m.member_id: {} for m in group.members}
+    for t, p in parts:
+        for target, f in flow[("p", t, p)].items():
+            if f:
+                result[target[1]].setdefault(t, []).append(p)
+    return sorted(loads(result).values()), moves(group, result)
