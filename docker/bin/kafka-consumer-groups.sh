@@ -1,0 +1,3 @@
+#!/usr/bin/env bash
+# Same name as in the Apache Kafka distribution and the official image.
+exec /opt/kafka/bin/kafka-tool.sh org.apache.kafka.tools.consumer.group.ConsumerGroupCommand "$@"
