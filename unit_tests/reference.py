@@ -35,7 +35,8 @@ def claim_owner(group: GroupSpec) -> Owner:
                 continue
             for p in set(ps):
                 if 0 <= p < group.partition_count(t):
-                    candidates.setdefault((t, p), []).append((-m.generation, m.sort_key, m.member_id))
+                    key = (-m.generation, m.sort_key, m.member_id)
+                    candidates.setdefault((t, p), []).append(key)
     return {tp: min(c)[2] for tp, c in candidates.items()}
 
 

@@ -20,7 +20,14 @@ from kafka.protocol.consumer.metadata import (
 )
 
 from ..core.model import UNKNOWN_GENERATION, Assignment, GroupSpec, TopicPartition, TopicSpec
-from .leader import MODE_COOPERATIVE, MODE_EAGER, AssignmentResult, Leader, WireMember
+from .leader import (
+    MODE_COOPERATIVE,
+    MODE_EAGER,
+    AssignmentResult,
+    Leader,
+    WireMember,
+    gc_paused,
+)
 from .user_data import encode_user_data
 
 log = logging.getLogger("kafka_assignors")
@@ -97,6 +104,12 @@ class KafkaPythonAssignor(AbstractPartitionAssignor):  # type: ignore[misc]
         log.debug("%s: generation %d assigned %s", self.name, generation, self._owned)
 
     def assign(self, cluster: Any, members: Sequence[Any]) -> dict[str, ConsumerProtocolAssignment]:
+        with gc_paused():
+            return self._assign(cluster, members)
+
+    def _assign(
+        self, cluster: Any, members: Sequence[Any]
+    ) -> dict[str, ConsumerProtocolAssignment]:
         wire = [_wire_member(m) for m in members]
         topics = _topic_specs(cluster, {t for w in wire for t in w.topics})
         sent = self._leader.assign(
@@ -117,10 +130,13 @@ class KafkaPythonAssignor(AbstractPartitionAssignor):  # type: ignore[misc]
 
 def _wire_member(member: Any) -> WireMember:
     md = member.metadata
-    owned: dict[str, list[int]] = {}
-    for item in getattr(md, "owned_partitions", None) or ():
-        topic, partitions = (item.topic, item.partitions) if hasattr(item, "topic") else item
-        owned.setdefault(topic, []).extend(partitions)
+    items = getattr(md, "owned_partitions", None) or ()
+    pairs = [(i.topic, i.partitions) if hasattr(i, "topic") else i for i in items]
+    owned: dict[str, list[int]] = dict(pairs)
+    if len(owned) < len(pairs):  # a topic listed twice: merge
+        owned = {}
+        for topic, partitions in pairs:
+            owned.setdefault(topic, []).extend(partitions)
     return WireMember(
         member_id=member.member_id,
         instance_id=getattr(member, "group_instance_id", None),

@@ -8,9 +8,11 @@ hold partitions, remembers static members' partitions, and logs what happened.
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import logging
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ..core.cooperative import withhold_moving
@@ -69,8 +71,10 @@ def normalize(result: AssignmentResult) -> Assignment:
     """Accept either assignment form a strategy may return."""
     out: Assignment = {}
     for member, value in result.items():
-        if isinstance(value, Mapping):
-            out[member] = {t: sorted(ps) for t, ps in value.items() if ps}
+        if isinstance(value, dict):
+            out[member] = value  # already canonical; validation checks the contents
+        elif isinstance(value, Mapping):
+            out[member] = {t: list(ps) for t, ps in value.items()}
         else:
             by_topic: dict[str, list[int]] = {}
             for topic, partition in value:
@@ -98,6 +102,10 @@ class Leader:
         broadcast: bool = False,
         weights: Mapping[TopicPartition, float] | None = None,
     ) -> Assignment:
+        """Run ``strategy`` on the group and return what to send to each member.
+
+        Call it inside :func:`gc_paused` together with the wire conversion.
+        """
         started = time.perf_counter()
         members, holders = self._model_members(wire_members, cooperative)
         group = GroupSpec(tuple(members), topics, weights)
@@ -119,8 +127,10 @@ class Leader:
         report = LeaderReport(
             strategy=self.strategy_name,
             members=len(members),
-            partitions=sum(len(ps) for by_t in target.values() for ps in by_t.values()),
-            moved=moved_partitions(previous, target),
+            partitions=sum(sum(map(len, by_t.values())) for by_t in target.values()),
+            moved=moved_partitions(
+                previous, target, {t: spec.partitions for t, spec in topics.items()}
+            ),
             pending_second_round=pending,
             count_spread=count_spread(target),
             seconds=time.perf_counter() - started,
@@ -145,6 +155,8 @@ class Leader:
         self, wire_members: Sequence[WireMember], cooperative: bool
     ) -> tuple[list[MemberSpec], dict[str, dict[int, frozenset[str]]]]:
         members: list[MemberSpec] = []
+        # one frozenset per distinct subscription, so later steps can cache by it
+        topic_sets: dict[tuple[str, ...], frozenset[str]] = {}
         # topic -> partition -> (generation, holders) from members that still hold partitions
         held: dict[str, dict[int, tuple[int, set[str]]]] = {}
         for w in wire_members:
@@ -185,7 +197,7 @@ class Leader:
             members.append(
                 MemberSpec(
                     member_id=w.member_id,
-                    topics=frozenset(w.topics),
+                    topics=topic_sets.setdefault(tuple(w.topics), frozenset(w.topics)),
                     owned=owned,
                     generation=generation,
                     instance_id=w.instance_id,
@@ -198,3 +210,20 @@ class Leader:
             for topic, slot in held.items()
         }
         return members, holders
+
+
+@contextlib.contextmanager
+def gc_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector while one assignment runs.
+
+    A large group allocates millions of small lists and tuples that are all
+    alive at once; each automatic collection would scan them again (seconds at a
+    million partitions).  Nothing here creates reference cycles.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()

@@ -31,7 +31,14 @@ def usable_topics(group: GroupSpec, member: MemberSpec) -> frozenset[str]:
 def balanced_sticky(group: GroupSpec, polish_seconds: float = 10.0) -> Assignment:
     """Assign every partition of every subscribed topic; see the module docstring."""
     members = canonical_members(group)
-    subs = [usable_topics(group, m) for m in members]
+    # members usually share a handful of distinct subscriptions: work each out once
+    usable: dict[frozenset[str], frozenset[str]] = {}
+    subs = []
+    for m in members:
+        u = usable.get(m.topics)
+        if u is None:
+            u = usable[m.topics] = usable_topics(group, m)
+        subs.append(u)
     counts = {t: spec.partitions for t, spec in group.topics.items()}
     claims = resolve_claims(members, subs, counts)
 
@@ -39,7 +46,9 @@ def balanced_sticky(group: GroupSpec, polish_seconds: float = 10.0) -> Assignmen
     for part_members, part_topics in _parts(subs):
         first = subs[part_members[0]]
         if all(subs[i] == first for i in part_members):
-            indexed.update(assign_uniform(part_members, part_topics, counts, claims.owned))
+            indexed.update(
+                assign_uniform(part_members, part_topics, counts, claims.owned, claims.claimed)
+            )
         else:
             part_subs = {i: sorted(subs[i]) for i in part_members}
             indexed.update(

@@ -10,7 +10,7 @@ member keeps the claim.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from .model import MemberSpec
@@ -22,15 +22,17 @@ log = logging.getLogger("kafka_assignors.core")
 class Claims:
     """Resolved claims, indexed like the member list they were built from."""
 
-    #: member index -> topic -> claimed partitions (sorted, unique, valid).
+    #: member index -> topic -> claimed partitions (unique and valid; not necessarily sorted).
     owned: list[dict[str, list[int]]]
+    #: topic -> every partition somebody keeps a claim on.
+    claimed: dict[str, set[int]]
     #: How many claims were dropped, by reason (for logs and tests).
     dropped_stale: int = 0
     dropped_conflict: int = 0
     dropped_invalid: int = 0
 
     def count(self, i: int) -> int:
-        return sum(len(ps) for ps in self.owned[i].values())
+        return sum(map(len, self.owned[i].values()))
 
 
 def resolve_claims(
@@ -43,20 +45,45 @@ def resolve_claims(
     ``members`` must already be in canonical (sorted) order and ``subscriptions``
     hold each member's usable topics.
     """
-    # topic -> partition -> (generation, member index) of the winning claim
-    best: dict[str, dict[int, tuple[int, int]]] = {}
-    result = Claims(owned=[{} for _ in members])
-    conflicts: list[str] = []
+    result = Claims(owned=[{} for _ in members], claimed={})
+    # topic -> claimed partition lists, and the index of the member behind each
+    lists_of: dict[str, list[Sequence[int]]] = {}
+    owners_of: dict[str, list[int]] = {}
     for i, member in enumerate(members):
+        owned = member.owned
+        if not owned:
+            continue
         subs = subscriptions[i]
-        gen = member.generation
-        for topic, partitions in member.owned.items():
-            n = partition_counts.get(topic, 0)
-            if topic not in subs or n <= 0:
-                result.dropped_invalid += len(partitions)
+        items: Iterable[tuple[str, Sequence[int]]] = owned.items()
+        if not owned.keys() <= subs:
+            items = [(t, ps) for t, ps in owned.items() if t in subs]
+            result.dropped_invalid += sum(len(ps) for t, ps in owned.items() if t not in subs)
+        for topic, ps in items:
+            if not ps:
                 continue
-            slot = best.setdefault(topic, {})
-            for p in partitions:
+            lists = lists_of.get(topic)
+            if lists is None:
+                lists_of[topic] = [ps]
+                owners_of[topic] = [i]
+            else:
+                lists.append(ps)
+                owners_of[topic].append(i)
+
+    conflicts: list[str] = []
+    for topic, lists in lists_of.items():
+        n = partition_counts[topic]
+        distinct: set[int] = set().union(*lists)
+        if sum(map(len, lists)) == len(distinct) and min(distinct) >= 0 and max(distinct) < n:
+            # the usual case: nobody else claims these partitions
+            for i, ps in zip(owners_of[topic], lists, strict=True):
+                result.owned[i][topic] = list(ps)
+            result.claimed[topic] = distinct
+            continue
+        claims = [(members[i].generation, i, ps) for i, ps in zip(owners_of[topic], lists,
+                                                                  strict=True)]
+        slot: dict[int, tuple[int, int]] = {}
+        for gen, i, ps in claims:
+            for p in ps:
                 if not 0 <= p < n:
                     result.dropped_invalid += 1
                     continue
@@ -75,14 +102,11 @@ def resolve_claims(
                     if len(conflicts) < 5:
                         conflicts.append(
                             f"{topic}-{p} claimed by {members[prev[1]].member_id} and "
-                            f"{member.member_id} in generation {gen}"
+                            f"{members[i].member_id} in generation {gen}"
                         )
-    for topic, slot in best.items():
-        for p, (_gen, i) in slot.items():
+        for p, (_gen, i) in sorted(slot.items()):
             result.owned[i].setdefault(topic, []).append(p)
-    for by_topic in result.owned:
-        for ps in by_topic.values():
-            ps.sort()
+        result.claimed[topic] = set(slot)
     if result.dropped_conflict:
         log.warning(
             "%d partition(s) claimed by two members in the same generation; "

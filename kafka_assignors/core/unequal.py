@@ -319,7 +319,7 @@ def _deal_out(st: _State) -> IndexedAssignment:
         need: list[tuple[int, int]] = []
         for i in takers:
             want = st.x[i][t]
-            mine = list(st.owned_lists[i].get(t, ()))[:want]
+            mine = sorted(st.owned_lists[i].get(t, ()))[:want]
             if mine:
                 result[i][t] = mine
                 kept.update(mine)

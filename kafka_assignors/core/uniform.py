@@ -20,48 +20,60 @@ def assign_uniform(
     member_ids: Sequence[int],
     topics: Sequence[str],
     partition_counts: Mapping[str, int],
-    owned: Sequence[Mapping[str, Sequence[int]]],
+    owned: Sequence[Mapping[str, list[int]]],
+    claimed: Mapping[str, set[int]],
 ) -> IndexedAssignment:
     """Assign all partitions of ``topics`` (sorted) to ``member_ids`` (canonical order).
 
-    ``owned[i]`` holds member ``i``'s resolved claims, all within ``topics``.
+    ``owned[i]`` holds member ``i``'s resolved claims, all within ``topics``, and
+    ``claimed[t]`` every claimed partition of topic ``t``.
     """
     total = sum(partition_counts[t] for t in topics)
     count = len(member_ids)
     base, extra = divmod(total, count)
 
-    owned_n = {i: sum(len(ps) for ps in owned[i].values()) for i in member_ids}
+    owned_n = {i: sum(map(len, owned[i].values())) for i in member_ids}
     # Larger quotas go first to members that can fill them with what they own.
     ranked = sorted(member_ids, key=lambda i: (-min(owned_n[i], base + 1), i))
     quota = dict.fromkeys(member_ids, base)
     for i in ranked[:extra]:
         quota[i] = base + 1
 
-    result: IndexedAssignment = {i: {} for i in member_ids}
-    kept: dict[str, set[int]] = {}
+    result: IndexedAssignment = {}
+    shed: dict[str, list[int]] = {}
+    deficits = []
     for i in member_ids:
-        room = quota[i]
-        if room == 0 or not owned_n[i]:
+        room = quota[i] - owned_n[i]
+        if room >= 0:
+            # keeps everything it owns (the usual case)
+            result[i] = dict(owned[i])
+            if room:
+                deficits.append((i, room))
             continue
-        mine = result[i]
+        mine: dict[str, list[int]] = {}
+        room = quota[i]
         for topic in sorted(owned[i]):
-            ps = owned[i][topic]
-            take = ps if len(ps) <= room else ps[:room]
+            ps = sorted(owned[i][topic])
+            take = ps[:room]
             if take:
-                mine[topic] = list(take)
-                kept.setdefault(topic, set()).update(take)
+                mine[topic] = take
                 room -= len(take)
-            if room == 0:
-                break
+            if len(take) < len(ps):
+                shed.setdefault(topic, []).extend(ps[len(take) :])
+        result[i] = mine
 
-    deficits = [(i, quota[i] - sum(len(ps) for ps in result[i].values())) for i in member_ids]
     order = _round_robin_order(deficits)
-    pool_iter = _free_partitions(topics, partition_counts, kept)
-    for member, (topic, partition) in zip(order, pool_iter, strict=True):
-        result[member].setdefault(topic, []).append(partition)
-    for by_topic in result.values():
-        for ps in by_topic.values():
-            ps.sort()
+    pool = _free_partitions(topics, partition_counts, claimed, shed)
+    touched = set()
+    for member, (topic, partition) in zip(order, pool, strict=True):
+        got = result[member].get(topic)
+        if got is None:
+            result[member][topic] = [partition]
+        else:
+            got.append(partition)
+            touched.add((member, topic))
+    for member, topic in touched:
+        result[member][topic].sort()
     return result
 
 
@@ -79,13 +91,21 @@ def _round_robin_order(deficits: Sequence[tuple[int, int]]) -> list[int]:
 
 
 def _free_partitions(
-    topics: Sequence[str], partition_counts: Mapping[str, int], kept: Mapping[str, set[int]]
+    topics: Sequence[str],
+    partition_counts: Mapping[str, int],
+    claimed: Mapping[str, set[int]],
+    shed: Mapping[str, list[int]],
 ) -> list[tuple[str, int]]:
+    """Unclaimed partitions and those shed by members over quota, in topic-partition order."""
     pool: list[tuple[str, int]] = []
     for topic in topics:
-        taken = kept.get(topic)
+        taken = claimed.get(topic)
         n = partition_counts[topic]
-        if not taken:
+        if topic in shed:
+            free = set(shed[topic])
+            free.update(p for p in range(n) if taken is None or p not in taken)
+            pool.extend([(topic, p) for p in sorted(free)])
+        elif not taken:
             pool.extend([(topic, p) for p in range(n)])
         elif len(taken) < n:
             pool.extend([(topic, p) for p in range(n) if p not in taken])

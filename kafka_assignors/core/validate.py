@@ -28,32 +28,31 @@ def validate_assignment(
     if unknown:
         raise InvalidAssignmentError(f"assignment names members not in the group: {unknown[:5]}")
     per_topic: dict[str, list[int]] = {}
-    holders: dict[str, int] = {}
     for member_id, by_topic in assignment.items():
-        member = members[member_id]
+        topics = members[member_id].topics
+        if not by_topic.keys() <= topics:
+            extra = sorted(t for t, ps in by_topic.items() if ps and t not in topics)
+            if extra:
+                raise InvalidAssignmentError(
+                    f"member {member_id} was given {extra[0]} but does not subscribe to it"
+                )
         for topic, partitions in by_topic.items():
             if not partitions:
                 continue
-            if topic not in member.topics:
-                raise InvalidAssignmentError(
-                    f"member {member_id} was given {topic} but does not subscribe to it"
-                )
-            n = group.partition_count(topic)
-            if min(partitions) < 0 or max(partitions) >= n:
-                raise InvalidAssignmentError(
-                    f"member {member_id} was given a partition of {topic} outside 0..{n - 1}"
-                )
-            if len(set(partitions)) != len(partitions):
-                raise InvalidAssignmentError(
-                    f"member {member_id} was given a partition of {topic} twice"
-                )
-            per_topic.setdefault(topic, []).extend(partitions)
-            holders[topic] = holders.get(topic, 0) + 1
+            got = per_topic.get(topic)
+            if got is None:
+                per_topic[topic] = list(partitions)
+            else:
+                got.extend(partitions)
 
     subscribers: dict[str, int] = {}
     for m in group.members:
         for t in m.topics:
             subscribers[t] = subscribers.get(t, 0) + 1
+    for topic, got in per_topic.items():
+        n = group.partition_count(topic)
+        if min(got) < 0 or max(got) >= n:
+            raise InvalidAssignmentError(f"a partition of {topic} outside 0..{n - 1} was assigned")
     for topic in group.subscribed_topics():
         n = group.partition_count(topic)
         got = per_topic.get(topic, [])
@@ -69,5 +68,5 @@ def validate_assignment(
                 )
         elif len(got) != n:
             raise InvalidAssignmentError(
-                f"{len(got) - n} partition(s) of {topic} were assigned to two members"
+                f"{len(got) - n} partition(s) of {topic} were assigned twice"
             )
