@@ -1,0 +1,1 @@
+"""Partition weights: load profiles written by the pipeline, and live lag."""
