@@ -8,9 +8,7 @@ user data object saying whether it runs the eager or the cooperative protocol.
 from __future__ import annotations
 
 import logging
-import sys
 from collections.abc import Mapping, Sequence
-from types import FrameType
 from typing import Any, ClassVar
 
 from kafka.coordinator.assignors.abstract import AbstractPartitionAssignor, RebalanceProtocol
@@ -20,6 +18,7 @@ from kafka.protocol.consumer.metadata import (
 )
 
 from ..core.model import UNKNOWN_GENERATION, Assignment, GroupSpec, TopicPartition, TopicSpec
+from ._callers import caller_value
 from .leader import (
     MODE_COOPERATIVE,
     MODE_EAGER,
@@ -79,8 +78,11 @@ class KafkaPythonAssignor(AbstractPartitionAssignor):  # type: ignore[misc]
             return [RebalanceProtocol.COOPERATIVE, RebalanceProtocol.EAGER]
         return [RebalanceProtocol.EAGER]
 
+    #: Set by adapters for clients that only speak one protocol (aiokafka: eager).
+    protocol_mode: str | None = None
+
     def metadata(self, topics: Any) -> ConsumerProtocolSubscription:
-        mode = _consumer_protocol_mode()
+        mode = self.protocol_mode or _consumer_protocol_mode()
         if mode is None:
             mode = MODE_COOPERATIVE if self.cooperative else MODE_EAGER
         sub_tp = ConsumerProtocolSubscription.TopicPartition
@@ -182,12 +184,7 @@ def _consumer_protocol_mode() -> str | None:
     configured assignors, and does not tell the assignor; the coordinator that
     calls ``metadata()`` holds the answer in ``_rebalance_protocol``.
     """
-    frame: FrameType | None = sys._getframe(2)
-    for _ in range(8):
-        if frame is None:
-            break
-        protocol = getattr(frame.f_locals.get("self"), "_rebalance_protocol", None)
-        if protocol is not None:
-            return MODE_COOPERATIVE if protocol == RebalanceProtocol.COOPERATIVE else MODE_EAGER
-        frame = frame.f_back
-    return None
+    protocol = caller_value(lambda f: getattr(f.get("self"), "_rebalance_protocol", None))
+    if protocol is None:
+        return None
+    return MODE_COOPERATIVE if protocol == RebalanceProtocol.COOPERATIVE else MODE_EAGER

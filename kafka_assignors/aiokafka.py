@@ -1,0 +1,131 @@
+"""Our assignors for aiokafka consumers: same algorithms, same wire names, same wire format.
+
+Usage::
+
+    from kafka_assignors.aiokafka import BalancedStickyAssignor
+    AIOKafkaConsumer(..., partition_assignment_strategy=(BalancedStickyAssignor(),))
+
+aiokafka members send the same version-3 subscription as kafka-python members,
+so both can share a group and either can be the leader.  aiokafka has no
+cooperative protocol, so its members always run eager (the cooperative
+strategies still work in a group with them: the leader knows which members
+still hold partitions).  Requires the ``aiokafka`` extra.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from types import SimpleNamespace
+from typing import Any, cast
+
+from aiokafka.coordinator.assignors.abstract import (
+    AbstractPartitionAssignor as _AIOAbstractAssignor,
+)
+from kafka.protocol.consumer.metadata import (
+    ConsumerProtocolAssignment,
+    ConsumerProtocolSubscription,
+)
+
+from .adapters._callers import caller_value
+from .adapters.kafka_python import KafkaPythonAssignor
+from .adapters.leader import MODE_EAGER
+from .assignors.balanced_sticky import BalancedStickyAssignor as _BalancedSticky
+from .assignors.balanced_sticky import (
+    CooperativeBalancedStickyAssignor as _CooperativeBalancedSticky,
+)
+
+log = logging.getLogger("kafka_assignors")
+
+__all__ = [
+    "AIOKafkaAssignor",
+    "BalancedStickyAssignor",
+    "CooperativeBalancedStickyAssignor",
+    "for_aiokafka",
+]
+
+
+class AIOKafkaAssignor(_AIOAbstractAssignor):  # type: ignore[misc]
+    """Runs one of our kafka-python assignors inside an aiokafka consumer."""
+
+    def __init__(self, inner: KafkaPythonAssignor) -> None:
+        self._inner = inner
+        inner.protocol_mode = MODE_EAGER
+
+    @property
+    def name(self) -> str:
+        return self._inner.name
+
+    @property
+    def last_report(self) -> Any:
+        return self._inner.last_report
+
+    def metadata(self, topics: Any) -> bytes:
+        sub: ConsumerProtocolSubscription = self._inner.metadata(topics)
+        return bytes(sub.encode())
+
+    def on_assignment(self, assignment: Any) -> None:
+        # aiokafka does not pass the generation; its coordinator's caller frame has it
+        generation = caller_value(lambda f: f.get("generation"))
+        parts = [(topic, list(partitions)) for topic, partitions in assignment.assignment]
+        self._inner.on_assignment(
+            ConsumerProtocolAssignment(0, parts, b""),
+            generation if isinstance(generation, int) else -1,
+        )
+
+    def assign(self, cluster: Any, members: Mapping[str, Any]) -> dict[str, Any]:
+        return self._inner.assign(cluster, _full_members(members))
+
+
+def _full_members(decoded: Mapping[str, Any]) -> list[Any]:
+    """Members with their complete v3 subscription.
+
+    aiokafka decodes subscriptions with the version-0 schema, which drops owned
+    partitions, generation and rack; the raw JoinGroup members are still in its
+    ``_perform_assignment`` frame, so decode those again in full.
+    """
+    raw = caller_value(lambda f: f.get("members") if "assignment_strategy" in f else None)
+    out = []
+    if raw is not None:
+        for member in raw:
+            if len(member) == 3:
+                member_id, instance_id, metadata_bytes = member
+            else:
+                (member_id, metadata_bytes), instance_id = member, None
+            if member_id not in decoded:
+                continue
+            try:
+                metadata: Any = ConsumerProtocolSubscription.decode(metadata_bytes)
+            except Exception:
+                log.warning("member %s sent a subscription that cannot be decoded", member_id)
+                metadata = _v0(decoded[member_id])
+            out.append(SimpleNamespace(member_id=member_id, group_instance_id=instance_id,
+                                       metadata=metadata))
+        if len(out) == len(decoded):
+            return out
+    log.warning("aiokafka leader could not read full subscriptions; owned partitions are "
+                "unknown for this rebalance")
+    return [SimpleNamespace(member_id=m, group_instance_id=None, metadata=_v0(md))
+            for m, md in decoded.items()]
+
+
+def _v0(md: Any) -> Any:
+    return SimpleNamespace(topics=list(md.subscription), user_data=md.user_data)
+
+
+def for_aiokafka(assignor: type[KafkaPythonAssignor] | KafkaPythonAssignor) -> AIOKafkaAssignor:
+    """Wrap any of our (or your own ``make_assignor``) kafka-python assignors for aiokafka."""
+    if isinstance(assignor, type):
+        return AIOKafkaAssignor(assignor())
+    # KafkaPythonAssignor derives from an untyped class, which defeats narrowing
+    return AIOKafkaAssignor(cast(KafkaPythonAssignor, assignor))
+
+
+def BalancedStickyAssignor(**kwargs: Any) -> AIOKafkaAssignor:
+    """``balanced-sticky`` for aiokafka."""
+    return AIOKafkaAssignor(_BalancedSticky(**kwargs))
+
+
+def CooperativeBalancedStickyAssignor(**kwargs: Any) -> AIOKafkaAssignor:
+    """``cooperative-balanced-sticky`` for aiokafka (its members run eager)."""
+    return AIOKafkaAssignor(_CooperativeBalancedSticky(**kwargs))
