@@ -1,0 +1,262 @@
+"""One consumer-group member, run as its own process by :class:`GroupRunner`.
+
+    python -m kafka_assignors.embedded._member '<MemberConfig as JSON>'
+
+Reports JSON lines (see :mod:`.events`) on the original stdout; anything else the
+process prints goes to stderr (fd 1 is pointed at fd 2), which the parent keeps in a
+log file. It stops cleanly (leaves the group, fires the revocation callback) on a
+``stop`` line on stdin, on stdin EOF (the parent went away) or on SIGTERM/SIGINT.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import signal
+import sys
+import threading
+import time
+import traceback
+from typing import Any, TextIO
+
+from .events import MemberConfig
+
+SUMMARY_CHARS = 100
+
+
+class Emitter:
+    """Writes one JSON object per line, from any thread."""
+
+    def __init__(self, out: TextIO, name: str) -> None:
+        self._out = out
+        self._name = name
+        self._lock = threading.Lock()
+
+    def emit(self, event: str, **fields: Any) -> None:
+        record = {
+            "event": event,
+            "member": self._name,
+            "pid": os.getpid(),
+            "mono": time.monotonic(),
+            "wall": time.time(),
+            **fields,
+        }
+        line = json.dumps(record, default=str)
+        with self._lock:
+            try:
+                self._out.write(line + "\n")
+                self._out.flush()
+            except (BrokenPipeError, ValueError, OSError):
+                pass  # parent gone; we are about to stop anyway
+
+
+def _take_stdout() -> TextIO:
+    """Keep the real stdout for events; send fd 1 (stray prints) to stderr."""
+    events_fd = os.dup(1)
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    return os.fdopen(events_fd, "w", buffering=1, encoding="utf-8")
+
+
+def _summary(data: bytes | None) -> str | None:
+    if data is None:
+        return None
+    text = data.decode("utf-8", errors="replace")
+    return text if len(text) <= SUMMARY_CHARS else text[:SUMMARY_CHARS] + "..."
+
+
+def _partitions(tps: Any) -> list[list[Any]]:
+    return sorted([tp.topic, tp.partition] for tp in tps)
+
+
+def group_snapshot(consumer: Any) -> dict[str, Any]:
+    """Generation, member id, state, chosen protocol and owned partitions, right now.
+
+    kafka-python 3.0.12 has no public accessor for the chosen protocol: it lives in
+    the coordinator's Generation (``generation_if_stable().protocol``), which is set
+    once JoinGroup/SyncGroup complete.
+    """
+    md = consumer.group_metadata()
+    coordinator = getattr(consumer, "_coordinator", None)
+    protocol = None
+    if coordinator is not None:
+        generation = coordinator.generation_if_stable()
+        protocol = getattr(generation, "protocol", None) if generation is not None else None
+    # MemberState values are strings like '<stable>'; report STABLE/REBALANCING/UNJOINED.
+    state = str(getattr(md, "state", "")).strip("<>").upper() or "UNKNOWN"
+    return {
+        "generation": int(md.generation_id),
+        "member_id": str(md.member_id),
+        "state": state,
+        "protocol": protocol,
+        "assignment": _partitions(consumer.assignment()),
+    }
+
+
+class _Listener:
+    """Reports kafka-python's rebalance callbacks (they run on its IO thread)."""
+
+    def __init__(self, emitter: Emitter) -> None:
+        self.emitter = emitter
+        self.consumer: Any = None
+
+    def _emit(self, event: str, tps: Any) -> None:
+        fields: dict[str, Any] = {"partitions": _partitions(tps)}
+        if self.consumer is not None:
+            try:
+                fields.update(group_snapshot(self.consumer))
+            except Exception as exc:  # never break the consumer from a report
+                fields["snapshot_error"] = repr(exc)
+        self.emitter.emit(event, **fields)
+
+    def on_partitions_revoked(self, revoked: Any) -> None:
+        self._emit("revoked", revoked)
+
+    def on_partitions_assigned(self, assigned: Any) -> None:
+        self._emit("assigned", assigned)
+
+    def on_partitions_lost(self, lost: Any) -> None:
+        self._emit("lost", lost)
+
+
+def _make_listener(emitter: Emitter) -> Any:
+    from kafka import ConsumerRebalanceListener
+
+    class Listener(_Listener, ConsumerRebalanceListener):  # type: ignore[misc]
+        pass
+
+    return Listener(emitter)
+
+
+def _watch_stdin(stop: threading.Event) -> None:
+    for line in sys.stdin:
+        if line.strip() == "stop":
+            break
+    stop.set()
+
+
+def _arm_watchdog(seconds: float, emitter: Emitter) -> None:
+    """Hard exit if a clean stop takes longer than ``seconds`` (every wait is bounded)."""
+
+    def fire() -> None:
+        emitter.emit("error", message=f"clean stop took over {seconds:.0f} s; exiting hard")
+        os._exit(3)
+
+    timer = threading.Timer(seconds, fire)
+    timer.daemon = True
+    timer.start()
+
+
+def run(cfg: MemberConfig, emitter: Emitter) -> int:
+    from kafka import KafkaConsumer
+
+    from .strategies import resolve_strategies
+
+    stop = threading.Event()
+    threading.Thread(target=_watch_stdin, args=(stop,), daemon=True, name="stdin").start()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    signal.signal(signal.SIGINT, lambda *_: stop.set())
+
+    def on_commit(offsets: Any, result: Any) -> None:
+        emitter.emit(
+            "commit",
+            mode="auto",
+            ok=not isinstance(result, Exception),
+            error=repr(result) if isinstance(result, Exception) else None,
+            offsets=sorted([tp.topic, tp.partition, om.offset] for tp, om in offsets.items()),
+        )
+
+    listener = _make_listener(emitter)
+    consumer = KafkaConsumer(
+        bootstrap_servers=cfg.bootstrap.split(","),
+        group_id=cfg.group_id,
+        client_id=cfg.name,
+        group_instance_id=cfg.group_instance_id,
+        partition_assignment_strategy=resolve_strategies(cfg.strategies),
+        session_timeout_ms=cfg.session_timeout_ms,
+        heartbeat_interval_ms=cfg.heartbeat_interval_ms,
+        max_poll_interval_ms=cfg.max_poll_interval_ms,
+        enable_auto_commit=cfg.commit == "auto",
+        auto_offset_reset=cfg.auto_offset_reset,
+        default_offset_commit_callback=on_commit,
+        **cfg.consumer_config,
+    )
+    listener.consumer = consumer
+    consumer.subscribe(topics=list(cfg.topics), listener=listener)
+    emitter.emit("subscribed", topics=list(cfg.topics), strategies=list(cfg.strategies))
+
+    last: dict[str, Any] | None = None
+    while not stop.is_set():
+        batches = consumer.poll(timeout_ms=cfg.poll_timeout_ms)
+        consumed: dict[tuple[str, int], int] = {}
+        for tp, records in batches.items():
+            for rec in records:
+                consumed[(tp.topic, tp.partition)] = rec.offset + 1
+                if cfg.report_records:
+                    emitter.emit(
+                        "record",
+                        topic=rec.topic,
+                        partition=rec.partition,
+                        offset=rec.offset,
+                        key=_summary(rec.key),
+                        value=_summary(rec.value),
+                        value_size=len(rec.value) if rec.value is not None else None,
+                    )
+        if consumed and cfg.commit == "sync":
+            try:
+                consumer.commit()
+                emitter.emit(
+                    "commit",
+                    mode="sync",
+                    ok=True,
+                    error=None,
+                    offsets=sorted([t, p, o] for (t, p), o in consumed.items()),
+                )
+            except Exception as exc:
+                emitter.emit(
+                    "commit",
+                    mode="sync",
+                    ok=False,
+                    error=repr(exc),
+                    offsets=sorted([t, p, o] for (t, p), o in consumed.items()),
+                )
+        snapshot = group_snapshot(consumer)
+        if snapshot != last:
+            emitter.emit("state", **snapshot)
+            last = snapshot
+        if cfg.processing_delay_ms and not stop.is_set():
+            time.sleep(cfg.processing_delay_ms / 1000)
+
+    _arm_watchdog(cfg.close_timeout_ms / 1000 + 10, emitter)
+    emitter.emit("closing")
+    consumer.close(autocommit=cfg.commit == "auto", timeout_ms=cfg.close_timeout_ms)
+    emitter.emit("closed")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) != 1:
+        print("usage: python -m kafka_assignors.embedded._member CONFIG_JSON", file=sys.stderr)
+        return 2
+    cfg = MemberConfig.from_json(args[0])
+    emitter = Emitter(_take_stdout(), cfg.name)
+    logging.basicConfig(
+        level=cfg.log_level,
+        stream=sys.stderr,
+        format=f"%(asctime)s {cfg.name} %(name)s %(levelname)s %(message)s",
+    )
+    emitter.emit("started")
+    try:
+        return run(cfg, emitter)
+    except Exception as exc:
+        emitter.emit(
+            "error", message=f"{type(exc).__name__}: {exc}", traceback=traceback.format_exc()
+        )
+        traceback.print_exc()
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

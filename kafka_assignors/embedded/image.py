@@ -1,0 +1,115 @@
+"""Which broker image to run, and making sure it (and the Docker engine) exists.
+
+* ``KAFKA_ASSIGNORS_IMAGE`` (e.g. ``apache/kafka:4.1.0``) selects a ready-made image;
+  nothing is built and Docker pulls it if needed (machines with a registry).
+* Otherwise the image is ours, ``kafka-assignors/kafka:4.4.0``, built without a
+  registry by ``docker/build-image.sh`` from the repository checkout (cached, ~0.1 s
+  when up to date).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import subprocess
+from pathlib import Path
+
+log = logging.getLogger(__name__)
+
+DEFAULT_IMAGE = "kafka-assignors/kafka:4.4.0"
+IMAGE_ENV = "KAFKA_ASSIGNORS_IMAGE"
+REPO_ENV = "KAFKA_ASSIGNORS_REPO"
+BUILD_TIMEOUT_S = 1800.0
+ENGINE_TIMEOUT_S = 1200.0
+
+
+class ImageError(RuntimeError):
+    """The Docker engine or the broker image could not be made available."""
+
+
+def configured_image() -> str | None:
+    """The image named by ``KAFKA_ASSIGNORS_IMAGE``, or None to use (and build) ours."""
+    value = os.environ.get(IMAGE_ENV, "").strip()
+    return value or None
+
+
+def broker_image() -> str:
+    """The image the embedded brokers run."""
+    return configured_image() or DEFAULT_IMAGE
+
+
+def repo_root() -> Path:
+    """The repository checkout holding ``docker/build-image.sh``.
+
+    Looked up from ``KAFKA_ASSIGNORS_REPO``, then upwards from this package (editable
+    installs), then upwards from the working directory.
+    """
+    candidates: list[Path] = []
+    if env := os.environ.get(REPO_ENV):
+        candidates.append(Path(env))
+    here = Path(__file__).resolve()
+    candidates.extend(here.parents)
+    cwd = Path.cwd().resolve()
+    candidates.extend([cwd, *cwd.parents])
+    for path in candidates:
+        if (path / "docker" / "build-image.sh").is_file():
+            return path
+    raise ImageError(
+        "docker/build-image.sh not found (looked in $KAFKA_ASSIGNORS_REPO, above the "
+        f"package at {here.parent} and above {cwd}). Run from a kafka-assignors checkout, "
+        f"set {REPO_ENV} to one, or set {IMAGE_ENV} to a ready image such as apache/kafka:4.1.0."
+    )
+
+
+def _run_script(script: Path, timeout: float, what: str) -> None:
+    log.info("running %s", script)
+    try:
+        proc = subprocess.run(
+            ["bash", str(script)],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            timeout=timeout,
+            check=False,
+        )
+    except subprocess.TimeoutExpired as exc:
+        raise ImageError(f"{what}: {script} did not finish within {timeout:.0f} s") from exc
+    output = proc.stdout.strip()
+    if output:
+        log.info("%s output:\n%s", script.name, output)
+    if proc.returncode != 0:
+        tail = "\n".join(output.splitlines()[-40:])
+        raise ImageError(f"{what}: {script} failed (exit {proc.returncode}):\n{tail}")
+
+
+def ensure_engine() -> None:
+    """Make sure a Docker engine answers, starting it through scripts/ensure-docker.sh."""
+    try:
+        script: Path | None = repo_root() / "scripts" / "ensure-docker.sh"
+    except ImageError:
+        script = None
+    if script is not None and script.is_file():
+        _run_script(script, ENGINE_TIMEOUT_S, "Docker engine not available")
+        return
+    try:
+        from docker.client import DockerClient
+
+        DockerClient.from_env(timeout=10).ping()
+    except Exception as exc:
+        raise ImageError(
+            f"No Docker engine answers ({exc}) and scripts/ensure-docker.sh is not available "
+            "to start one."
+        ) from exc
+
+
+def ensure_image() -> str:
+    """Return the broker image to run, building ours first if needed (bounded)."""
+    image = configured_image()
+    if image is not None:
+        ensure_engine()
+        log.info("using %s=%s (not building)", IMAGE_ENV, image)
+        return image
+    # build-image.sh itself ensures the engine first.
+    _run_script(repo_root() / "docker" / "build-image.sh", BUILD_TIMEOUT_S, "broker image build")
+    return DEFAULT_IMAGE
