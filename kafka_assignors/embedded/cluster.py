@@ -282,6 +282,12 @@ class KafkaCluster:
         self.node(node_id).unpause()
 
     # -- lifecycle -------------------------------------------------------------------------------
+    def detach(self) -> list[str]:
+        """Leave the containers running after this process exits; returns their ids."""
+        _forget(self)
+        self._closed = True
+        return [n.container_id for n in self.nodes]
+
     def close(self) -> None:
         """Remove every container (bounded; safe to call twice)."""
         if self._closed:
