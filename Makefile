@@ -1,0 +1,54 @@
+# The two commands:
+#   make demo   a real consumer group on a real (embedded) Kafka broker
+#   make test   ruff + mypy --strict + the whole pytest suite (unit + integration)
+# Both prepare the machine first (scripts/bootstrap.sh: .venv, Docker engine, broker image).
+#
+# Variables: DEMO_ARGS="--keep --strategy roundrobin", PYTEST_ARGS="-k smoke -x",
+# BOOTSTRAP_SERVERS=host:port (integration tests against an existing cluster).
+
+SHELL := /bin/bash
+VENV := .venv
+PY := $(VENV)/bin/python
+PYTEST_TIMEOUT ?= 600
+PYTEST_ARGS ?=
+DEMO_ARGS ?=
+
+.PHONY: help demo test lint typecheck unit integration bootstrap venv image clean
+
+help:
+	@sed -n 's/^#   //p' Makefile
+
+bootstrap:
+	@scripts/bootstrap.sh
+
+venv:
+	@scripts/bootstrap.sh --no-docker
+
+image:
+	@docker/build-image.sh
+
+demo: bootstrap
+	$(VENV)/bin/kafka-assignors demo $(DEMO_ARGS)
+
+lint: venv
+	$(VENV)/bin/ruff check .
+
+typecheck: venv
+	$(VENV)/bin/mypy
+
+# pytest's exit code is kept (5 = "no tests collected" fails too) and, when
+# PYTEST_RC_FILE is set (.ci/run does), written there.
+test: bootstrap lint typecheck
+	@rc=0; $(PY) -m pytest unit_tests integration_tests --timeout=$(PYTEST_TIMEOUT) $(PYTEST_ARGS) || rc=$$?; \
+	if [[ -n "$${PYTEST_RC_FILE:-}" ]]; then echo $$rc > "$$PYTEST_RC_FILE"; fi; \
+	if [[ $$rc -eq 5 ]]; then echo "make test: pytest collected no tests (exit 5): failing" >&2; fi; \
+	exit $$rc
+
+unit: venv
+	$(PY) -m pytest unit_tests $(PYTEST_ARGS)
+
+integration: bootstrap
+	$(PY) -m pytest integration_tests --timeout=$(PYTEST_TIMEOUT) $(PYTEST_ARGS)
+
+clean:
+	rm -rf .pytest_cache .mypy_cache .ruff_cache .hypothesis

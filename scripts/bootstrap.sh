@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Prepares this checkout for `make test` and `make demo`; idempotent and fast when done.
+#
+#   1. .venv/ (Python >= 3.11) with `pip install -e '.[dev,spark,confluent,aiokafka]'`,
+#      re-run only when pyproject.toml changed since the last install (stamp file).
+#   2. The Docker engine (scripts/ensure-docker.sh: installs/starts it when needed).
+#   3. The broker image (docker/build-image.sh: cached, ~0.1 s when up to date).
+#
+# Options / environment:
+#   --no-docker                 only the virtualenv (e.g. for lint)
+#   BOOTSTRAP_SERVERS=h:p       tests use that cluster: Docker and the image are skipped
+#   KAFKA_ASSIGNORS_IMAGE=img   use that image (needs a registry): nothing is built
+#   PYTHON=python3.12           interpreter for a new .venv (default python3)
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$ROOT"
+say() { echo "bootstrap: $*" >&2; }
+die() { say "ERROR: $*"; exit 1; }
+
+WITH_DOCKER=1
+[[ "${1:-}" == "--no-docker" ]] && WITH_DOCKER=0
+
+EXTRAS="dev,spark,confluent,aiokafka"
+VENV="$ROOT/.venv"
+STAMP="$VENV/.kafka-assignors-installed"
+
+if [[ ! -x "$VENV/bin/python" ]]; then
+    PY=${PYTHON:-python3}
+    command -v "$PY" >/dev/null 2>&1 || die "$PY not found (Python >= 3.11 needed)"
+    "$PY" -c 'import sys; sys.exit(sys.version_info < (3, 11))' \
+        || die "$PY is $("$PY" -V 2>&1); Python >= 3.11 is needed (set PYTHON=...)"
+    say "creating .venv with $("$PY" -V 2>&1)"
+    "$PY" -m venv "$VENV" || die "could not create .venv (on Debian: apt-get install python3-venv)"
+fi
+
+want=$( (cat pyproject.toml; echo "extras=$EXTRAS") | sha256sum | cut -c1-16)
+if [[ ! -f "$STAMP" || "$(cat "$STAMP")" != "$want" ]]; then
+    say "installing the package and its extras into .venv (pyproject.toml changed or first run) ..."
+    t0=$SECONDS
+    "$VENV/bin/python" -m pip install -q --disable-pip-version-check -e ".[$EXTRAS]" \
+        || die "pip install failed"
+    echo "$want" >"$STAMP"
+    say "installed in $((SECONDS - t0)) s"
+fi
+
+if [[ $WITH_DOCKER == 1 ]]; then
+    if [[ -n "${BOOTSTRAP_SERVERS:-}" ]]; then
+        say "BOOTSTRAP_SERVERS=$BOOTSTRAP_SERVERS: using that cluster, no Docker needed"
+    elif [[ -n "${KAFKA_ASSIGNORS_IMAGE:-}" ]]; then
+        scripts/ensure-docker.sh
+        say "KAFKA_ASSIGNORS_IMAGE=$KAFKA_ASSIGNORS_IMAGE: not building our image"
+    else
+        docker/build-image.sh  # ensures the engine first
+    fi
+fi
