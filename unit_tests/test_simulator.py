@@ -1,0 +1,195 @@
+"""The simulator: real assignors run as a kafka-python leader would, with hand-checked figures."""
+
+from __future__ import annotations
+
+import pytest
+
+from kafka_assignors import TopicPartition, make_assignor
+from kafka_assignors.simulator import (
+    Event,
+    Scenario,
+    SimMember,
+    UnknownAssignorError,
+    assignor_names,
+    resolve_assignor,
+    run_scenario,
+    simulate,
+)
+from kafka_assignors.simulator.metrics import copartition_violations
+
+ALL4 = ("t0", "t1", "t2", "t3")
+
+
+def members(n: int, topics: tuple[str, ...], racks: tuple[str, ...] = ()) -> tuple[SimMember, ...]:
+    return tuple(
+        SimMember(f"C{i}", topics, rack=racks[i % len(racks)] if racks else None) for i in range(n)
+    )
+
+
+def sticky_example(*events: Event) -> Scenario:
+    return Scenario("seed", {t: 2 for t in ALL4}, members(3, ALL4), events=events)
+
+
+def test_every_known_name_resolves_and_kafka_python_builtins_are_there() -> None:
+    """Wire names cover ours and kafka-python's four built-ins."""
+    names = assignor_names()
+    assert {"range", "roundrobin", "sticky", "cooperative-sticky", "balanced-sticky"} <= set(names)
+    for name in names:
+        assert resolve_assignor(name).name == name
+
+
+def test_import_path_and_unknown_names() -> None:
+    """`module:Class` resolves; an unknown name says what is known."""
+    cls = resolve_assignor("kafka_assignors:BalancedStickyAssignor")
+    assert cls.name == "balanced-sticky"
+    with pytest.raises(UnknownAssignorError, match="balanced-sticky"):
+        resolve_assignor("no-such-assignor")
+    with pytest.raises(UnknownAssignorError):
+        resolve_assignor("kafka_assignors:NoSuchThing")
+
+
+def test_when_a_member_leaves_sticky_moves_only_its_partitions_and_roundrobin_reshuffles() -> None:
+    """The source's example: C1 leaves; sticky moves C1's 3 partitions, roundrobin more."""
+    scenario = sticky_example(Event("leave", leaves=("C1",)))
+    rr = run_scenario(scenario, "roundrobin", keep_assignments=True)
+    assert rr[1].assignment == {
+        "C0": {"t0": [0], "t1": [0], "t2": [0], "t3": [0]},
+        "C2": {"t0": [1], "t1": [1], "t2": [1], "t3": [1]},
+    }
+    assert rr[1].moved is not None and rr[1].moved > 3 and rr[1].moved_from_stayers
+    for name in ("sticky", "balanced-sticky"):
+        steps = run_scenario(scenario, name)
+        assert steps[1].moved == 3 and steps[1].moved_from_stayers == 0, name
+        assert steps[1].count_imbalance == 0
+
+
+def test_a_failing_assignor_is_recorded_and_the_simulation_goes_on() -> None:
+    """kafka-python 3.0.12's roundrobin raises on unequal subscriptions: an error row, no crash."""
+    ms = (
+        SimMember("C0", ("t0",)),
+        SimMember("C1", ("t0", "t1")),
+        SimMember("C2", ("t0", "t1", "t2")),
+    )
+    scenario = Scenario(
+        "unequal",
+        {"t0": 1, "t1": 2, "t2": 3},
+        ms,
+        events=(Event("join", joins=(SimMember("C3", ("t0",)),)),),
+    )
+    steps = run_scenario(scenario, "roundrobin")
+    assert len(steps) == 2
+    assert all(s.error and "KeyError" in s.error for s in steps)
+    assert steps[0].count_imbalance is None
+    ok = run_scenario(scenario, "sticky", keep_assignments=True)
+    assert ok[0].error is None
+    assert ok[0].assignment == {"C0": {"t0": [0]}, "C1": {"t1": [0, 1]}, "C2": {"t2": [0, 1, 2]}}
+
+
+def test_cooperative_assignors_take_two_rounds_when_partitions_move() -> None:
+    """A join under a cooperative assignor revokes first and assigns in a second round."""
+    scenario = Scenario(
+        "coop",
+        {"t": 6},
+        members(2, ("t",)),
+        events=(Event("join", joins=(SimMember("C2", ("t",)),)), Event("rebalance")),
+    )
+    for name in ("cooperative-sticky", "cooperative-balanced-sticky"):
+        steps = run_scenario(scenario, name, keep_assignments=True)
+        assert [s.rounds for s in steps] == [1, 2, 1], name
+        assert steps[1].moved == 2 and steps[1].count_imbalance == 0
+        assert steps[1].unassigned == 0 and steps[1].duplicated == 0
+        assert steps[2].moved == 0
+    assert [s.rounds for s in run_scenario(scenario, "balanced-sticky")] == [1, 1, 1]
+
+
+def test_counts_and_load_imbalance_by_hand() -> None:
+    """range on 10 partitions, 3 consumers: 4/3/3; weights p+1 give loads 10, 18, 27."""
+    weights = {TopicPartition("t", p): float(p + 1) for p in range(10)}
+    scenario = Scenario("range", {"t": 10}, members(3, ("t",)), weights=weights)
+    (step,) = run_scenario(scenario, "range", keep_assignments=True)
+    assert step.assignment == {
+        "C0": {"t": [0, 1, 2, 3]},
+        "C1": {"t": [4, 5, 6]},
+        "C2": {"t": [7, 8, 9]},
+    }
+    assert step.count_imbalance == 1
+    assert step.loads == {"C0": 10.0, "C1": 18.0, "C2": 27.0}
+    assert step.load_imbalance == pytest.approx(27 / (55 / 3))
+    assert step.idle_members == 0 and step.seconds >= 0
+
+
+def test_moved_weight_and_added_partitions_weigh_the_mean() -> None:
+    """New partitions (no weight given) weigh the mean; moved weight sums what moved."""
+    weights = {TopicPartition("t", p): w for p, w in enumerate([1.0, 1.0, 4.0, 2.0])}
+    scenario = Scenario(
+        "grow",
+        {"t": 4},
+        members(2, ("t",)),
+        weights=weights,
+        events=(Event("add-partitions", partitions={"t": 6}),),
+    )
+    steps = run_scenario(scenario, "range", keep_assignments=True)
+    # range: C0 [0,1] C1 [2,3] -> C0 [0,1,2] C1 [3,4,5]; partition 2 (weight 4) moved
+    assert steps[1].assignment == {"C0": {"t": [0, 1, 2]}, "C1": {"t": [3, 4, 5]}}
+    assert steps[1].moved == 1 and steps[1].moved_weight == 4.0
+    assert steps[1].loads == {"C0": 6.0, "C1": 2.0 + 2 * 2.0}
+
+
+def test_rack_locality_by_hand() -> None:
+    """One rack per replica: range puts 2 of 4 partitions on a consumer in the replica's rack."""
+    scenario = Scenario(
+        "racks", {"t": 4}, members(2, ("t",), racks=("a", "b")), racks=("a", "b"), replication=1
+    )
+    (step,) = run_scenario(scenario, "range", keep_assignments=True)
+    owners = {p: m for m, by_t in (step.assignment or {}).items() for p in by_t.get("t", [])}
+    rack = {"C0": "a", "C1": "b"}
+    local = sum(rack[owners[p]] in scenario.replica_racks("t", p) for p in range(4))
+    assert step.rack_locality == local / 4
+    no_racks = run_scenario(Scenario("none", {"t": 4}, members(2, ("t",))), "range")
+    assert no_racks[0].rack_locality is None
+
+
+def test_copartition_violations_range_keeps_numbers_together_roundrobin_does_not() -> None:
+    """t0 and t1 with 3 partitions each: range has 0 violations, roundrobin all 3 numbers."""
+    scenario = Scenario("co", {"t0": 3, "t1": 3}, members(2, ("t0", "t1")))
+    assert run_scenario(scenario, "range")[0].copartition_violations == 0
+    assert run_scenario(scenario, "roundrobin")[0].copartition_violations == 3
+    # topics with different subscribers are not co-partitioned
+    ms = (SimMember("C0", ("t0", "t1")), SimMember("C1", ("t0",)))
+    assert (
+        copartition_violations(
+            {"C0": {"t0": [0], "t1": [0]}, "C1": {"t0": [1]}}, ms, {"t0": 2, "t1": 2}
+        )
+        == 0
+    )
+
+
+def test_leader_leaving_hands_over_and_crashes_count_apart() -> None:
+    """The first member leads; when it crashes the next one leads and the step still works."""
+    scenario = sticky_example(Event("crash", leaves=("C0",), label="crash C0"))
+    steps = list(simulate(scenario, "balanced-sticky"))
+    assert steps[1].kind == "crash" and steps[1].label == "crash C0"
+    assert steps[1].members == 2 and steps[1].error is None and steps[1].moved == 3
+
+
+def test_custom_assignor_by_class_and_configured_instance() -> None:
+    """A make_assignor class and a ready instance both run; instances are copied per member."""
+
+    def everything_to_first(group):  # type: ignore[no-untyped-def]
+        first = min(m.member_id for m in group.members)
+        return {first: {t: list(range(group.partition_count(t))) for t in group.topics}}
+
+    cls = make_assignor("first-takes-all", everything_to_first)
+    scenario = Scenario("custom", {"t": 4}, members(2, ("t",)))
+    for assignor in (cls, cls()):
+        (step,) = run_scenario(scenario, assignor)
+        assert step.error is None and step.count_imbalance == 4 and step.idle_members == 1
+
+
+def test_empty_group_is_an_error_row() -> None:
+    """Everyone leaving is recorded, not raised."""
+    scenario = Scenario(
+        "empty", {"t": 2}, members(1, ("t",)), events=(Event("leave", leaves=("C0",)),)
+    )
+    steps = run_scenario(scenario, "range")
+    assert steps[1].error == "the group is empty" and steps[1].members == 0
