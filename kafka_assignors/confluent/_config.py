@@ -1,0 +1,147 @@
+"""One confluent-kafka config dict split in three: librdkafka, the membership client, the bridge.
+
+* Group-membership keys go to the membership client (a kafka-python consumer)
+  only: librdkafka never joins the group.
+* Connection and security keys go to both clients.
+* Commit keys are handled by the bridge: offsets are committed through the
+  membership client, with the member's generation, so librdkafka's own
+  committing is switched off.
+* Every other key goes to librdkafka unchanged (fetching, deserialising,
+  logging, statistics, ...).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ._errors import UnsupportedConfigError
+from ._security import SECURITY_KEYS, as_bool, translate_security
+
+#: Group-membership keys: given to the membership client, not to librdkafka.
+MEMBERSHIP_KEYS = {
+    "group.instance.id": "group_instance_id",
+    "session.timeout.ms": "session_timeout_ms",
+    "heartbeat.interval.ms": "heartbeat_interval_ms",
+    "max.poll.interval.ms": "max_poll_interval_ms",
+}
+#: Connection keys given to both clients (security keys too: see ``_security``).
+SHARED_KEYS = {
+    "bootstrap.servers": "bootstrap_servers",
+    "group.id": "group_id",
+    "client.id": "client_id",
+    "metadata.max.age.ms": "metadata_max_age_ms",
+    "retry.backoff.ms": "retry_backoff_ms",
+    "reconnect.backoff.ms": "reconnect_backoff_ms",
+    "reconnect.backoff.max.ms": "reconnect_backoff_max_ms",
+    "allow.auto.create.topics": "allow_auto_create_topics",
+}
+_INT_KEYS = {
+    "session.timeout.ms", "heartbeat.interval.ms", "max.poll.interval.ms",
+    "metadata.max.age.ms", "retry.backoff.ms", "reconnect.backoff.ms",
+    "reconnect.backoff.max.ms",
+}
+#: Keys the bridge itself acts on.
+BRIDGE_KEYS = frozenset({
+    "partition.assignment.strategy",
+    "client.rack",
+    "enable.auto.commit",
+    "auto.commit.interval.ms",
+    "enable.auto.offset.store",
+    "on_commit",
+    "group.protocol",
+})
+#: Keys that have no meaning with the bridge.
+REJECTED_KEYS = {
+    "group.remote.assignor": "the bridge runs the classic protocol; the assignor runs in "
+                             "the group leader (partition.assignment.strategy)",
+}
+#: Every key translated for the membership client (for docs and error messages).
+TRANSLATED_KEYS = frozenset(MEMBERSHIP_KEYS) | frozenset(SHARED_KEYS) | SECURITY_KEYS | BRIDGE_KEYS
+_ALIASES = {"metadata.broker.list": "bootstrap.servers"}
+DEFAULT_STRATEGY = "cooperative-balanced-sticky"
+
+
+@dataclass(frozen=True)
+class BridgeConfig:
+    """The three parts of a translated configuration."""
+
+    #: for ``confluent_kafka.Consumer`` (librdkafka): fetching only
+    confluent: dict[str, Any]
+    #: keyword arguments of the kafka-python membership ``KafkaConsumer`` (no assignors)
+    membership: dict[str, Any]
+    #: ``partition.assignment.strategy`` as given (resolved by ``_strategies``)
+    strategy: Any = DEFAULT_STRATEGY
+    client_rack: str | None = None
+    auto_commit: bool = True
+    auto_commit_interval_s: float = 5.0
+    auto_offset_store: bool = True
+    on_commit: Callable[[Any, list[Any]], None] | None = field(default=None, repr=False)
+
+
+def translate_config(config: Mapping[str, Any]) -> BridgeConfig:
+    """Split a confluent-kafka consumer config; raises UnsupportedConfigError on bad keys."""
+    conf = {_ALIASES.get(k, k): v for k, v in config.items()}
+    if len(conf) < len(config):
+        raise UnsupportedConfigError("bootstrap.servers given twice (also as metadata.broker.list)")
+    for key, why in REJECTED_KEYS.items():
+        if key in conf:
+            raise UnsupportedConfigError(f"{key} is not supported: {why}")
+    protocol = str(conf.get("group.protocol", "classic")).lower()
+    if protocol != "classic":
+        raise UnsupportedConfigError(
+            f"group.protocol={protocol!r}: the bridge runs the classic group protocol "
+            "(KIP-848 groups assign on the broker, not with a client-side assignor)"
+        )
+    if not conf.get("group.id"):
+        raise UnsupportedConfigError("group.id is required: the bridge is a group consumer")
+    if "bootstrap.servers" not in conf:
+        raise UnsupportedConfigError("bootstrap.servers is required")
+
+    membership: dict[str, Any] = {}
+    for key, kwarg in {**MEMBERSHIP_KEYS, **SHARED_KEYS}.items():
+        if key in conf:
+            membership[kwarg] = _value(key, conf[key])
+    membership["bootstrap_servers"] = [
+        s.strip() for s in str(conf["bootstrap.servers"]).split(",") if s.strip()
+    ]
+    membership.setdefault("allow_auto_create_topics", False)  # librdkafka's default
+    membership.update(translate_security(conf))
+
+    rack = conf.get("client.rack")
+    librdkafka = {
+        k: v for k, v in conf.items()
+        if k not in MEMBERSHIP_KEYS and k not in BRIDGE_KEYS
+    }
+    if rack is not None:
+        librdkafka["client.rack"] = rack  # fetch from the nearest replica too
+    librdkafka["enable.auto.commit"] = False  # librdkafka would commit as a non-member
+
+    interval_ms = _value("auto.commit.interval.ms", conf.get("auto.commit.interval.ms", 5000))
+    on_commit = conf.get("on_commit")
+    if on_commit is not None and not callable(on_commit):
+        raise UnsupportedConfigError("on_commit must be callable(err, partitions)")
+    return BridgeConfig(
+        confluent=librdkafka,
+        membership=membership,
+        strategy=conf.get("partition.assignment.strategy", DEFAULT_STRATEGY),
+        client_rack=None if rack is None else str(rack),
+        auto_commit=as_bool("enable.auto.commit", conf.get("enable.auto.commit", True)),
+        auto_commit_interval_s=max(int(interval_ms), 1) / 1000,
+        auto_offset_store=as_bool(
+            "enable.auto.offset.store", conf.get("enable.auto.offset.store", True)
+        ),
+        on_commit=on_commit,
+    )
+
+
+def _value(key: str, value: Any) -> Any:
+    if key in _INT_KEYS or key == "auto.commit.interval.ms":
+        try:
+            return int(value)
+        except (TypeError, ValueError):
+            raise UnsupportedConfigError(f"{key}: expected an integer, got {value!r}") from None
+    if key == "allow.auto.create.topics":
+        return as_bool(key, value)
+    return str(value)

@@ -1,0 +1,408 @@
+"""``BridgedConsumer``: a confluent-kafka ``Consumer`` whose group is run by a kafka-python client.
+
+librdkafka has no hook for a client-side assignor, so the group membership
+(JoinGroup/SyncGroup/heartbeats, our assignor on the leader, offset commits
+with the member's generation) is done by a kafka-python ``KafkaConsumer`` that
+never fetches, while librdkafka fetches the partitions it is told to.  A small
+membership thread keeps the kafka-python client polling; rebalance steps (and
+the user's rebalance callbacks) run on the application's thread inside
+``poll()``/``consume()``, as with confluent-kafka.
+"""
+
+from __future__ import annotations
+
+import collections
+import logging
+import math
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import confluent_kafka
+from confluent_kafka import KafkaError, KafkaException
+from kafka import KafkaConsumer
+from kafka import errors as kp_errors
+from kafka.coordinator.assignors.abstract import RebalanceProtocol
+
+from ._config import BridgeConfig, translate_config
+from ._errors import as_kafka_exception, state_error
+from ._membership import MembershipThread
+from ._offsets import Offsets, Progress, confluent_partitions, kafka_offsets, message_offsets
+from ._rebalance import Callback, Rebalancer
+from ._strategies import rebalance_protocol, resolve_strategies
+
+log = logging.getLogger("kafka_assignors.confluent")
+
+_Base: Any = confluent_kafka.Consumer
+_raw_poll = _Base.poll
+_raw_consume = _Base.consume
+_monotonic = time.monotonic
+
+#: How often poll()/consume() look for rebalance steps, commit results and auto-commits.
+SERVICE_TICK_S = 0.05
+#: Upper bound for close() and unsubscribe() to hand partitions back.
+CLOSE_TIMEOUT_S = 30.0
+#: Defaults of librdkafka (and kafka-python) for keys the bridge needs to know.
+DEFAULT_MAX_POLL_INTERVAL_MS = 300_000
+DEFAULT_CLIENT_ID = "kafka-assignors-confluent-bridge"
+
+
+class _Librdkafka:
+    """librdkafka's own assignment calls, bypassing the bridge's overrides."""
+
+    def __init__(self, consumer: Any) -> None:
+        self._c = consumer
+
+    def assign(self, partitions: list[Any]) -> None:
+        _Base.assign(self._c, partitions)
+
+    def unassign(self) -> None:
+        _Base.unassign(self._c)
+
+    def incremental_assign(self, partitions: list[Any]) -> None:
+        _Base.incremental_assign(self._c, partitions)
+
+    def incremental_unassign(self, partitions: list[Any]) -> None:
+        _Base.incremental_unassign(self._c, partitions)
+
+    def position(self, partitions: list[Any]) -> list[Any]:
+        return list(_Base.position(self._c, partitions))
+
+
+class BridgedConsumer(_Base):  # type: ignore[misc]
+    """A confluent-kafka ``Consumer`` assigned by kafka-assignors' strategies.
+
+    Takes the same configuration dict as ``confluent_kafka.Consumer`` plus
+    ``partition.assignment.strategy`` naming our assignors (wire names or
+    instances).  See ``docs/confluent.md`` for what differs.
+    """
+
+    def __init__(self, config: Mapping[str, Any], **kwargs: Any) -> None:
+        settings = translate_config({**config, **kwargs})
+        self._settings: BridgeConfig = settings
+        self._assignors = resolve_strategies(settings.strategy, client_rack=settings.client_rack)
+        protocol = rebalance_protocol(self._assignors)
+        self._closed = False
+        self._subscribed = False
+        self._next_service = 0.0
+        self._next_auto_commit = math.inf
+        self._commit_results: collections.deque[tuple[Offsets, Any]] = collections.deque()
+        super().__init__(settings.confluent)
+        raw = _Librdkafka(self)
+        self._progress = Progress(raw.position, auto_store=settings.auto_offset_store)
+        options = dict(settings.membership)
+        options.setdefault("client_id", DEFAULT_CLIENT_ID)
+        max_poll_s = options.get("max_poll_interval_ms", DEFAULT_MAX_POLL_INTERVAL_MS) / 1000
+        try:
+            client = KafkaConsumer(
+                partition_assignment_strategy=self._assignors,
+                enable_auto_commit=False,
+                max_poll_records=1,
+                metrics_enabled=False,
+                **options,
+            )
+            self._membership = MembershipThread(
+                client,
+                max_poll_interval_s=max_poll_s,
+                on_commit_done=self._commit_done,
+                name=str(options["client_id"]),
+            )
+        except BaseException:
+            _Base.close(self)
+            raise
+        self._rebalancer = Rebalancer(
+            consumer=self,
+            librdkafka=raw,
+            membership=client,
+            progress=self._progress,
+            commit=self._membership.commit,
+            new_waiter=self._membership.new_waiter,
+            cooperative=protocol == RebalanceProtocol.COOPERATIVE,
+            auto_commit=settings.auto_commit,
+            step_timeout_s=max_poll_s,
+        )
+
+    # --- group ------------------------------------------------------------------------------
+
+    @property
+    def assignors(self) -> tuple[Any, ...]:
+        """The assignor instances in preference order (``last_report`` on the leader's)."""
+        return tuple(self._assignors)
+
+    @property
+    def cooperative(self) -> bool:
+        """True when the group runs the cooperative (incremental) rebalance protocol."""
+        return self._rebalancer.cooperative
+
+    def subscribe(
+        self,
+        topics: Sequence[str],
+        on_assign: Callback | None = None,
+        on_revoke: Callback | None = None,
+        on_lost: Callback | None = None,
+    ) -> None:
+        """Join the group for ``topics`` (names, or regexes starting with ``^``)."""
+        self._check_usable("subscribe")
+        for name, cb in (("on_assign", on_assign), ("on_revoke", on_revoke),
+                         ("on_lost", on_lost)):
+            if cb is not None and not callable(cb):
+                raise TypeError(f"{name} must be callable(consumer, partitions)")
+        names = [str(t) for t in topics]
+        patterns = [t for t in names if t.startswith("^")]
+        if not names or (patterns and len(patterns) != len(names)):
+            raise ValueError("subscribe() needs topic names, or only regexes (starting with ^)")
+        # kafka-python's consumer is not made for concurrent calls: change it while stopped
+        self._membership.stop(_monotonic() + CLOSE_TIMEOUT_S, self._serve_quietly)
+        self._rebalancer.on_assign = on_assign
+        self._rebalancer.on_revoke = on_revoke
+        self._rebalancer.on_lost = on_lost
+        client = self._membership.client
+        if patterns:
+            pattern = "|".join(f"(?:{p})" for p in patterns)
+            client.subscribe(pattern=pattern, listener=self._rebalancer)
+        else:
+            client.subscribe(topics=names, listener=self._rebalancer)
+        self._subscribed = True
+        self._next_service = 0.0
+        self._next_auto_commit = _monotonic() + self._settings.auto_commit_interval_s
+        self._membership.start()
+
+    def unsubscribe(self) -> None:
+        """Hand every partition back (on_revoke, commit) and leave the group."""
+        self._check_usable("unsubscribe")
+        if self._subscribed:
+            self._hand_back(_monotonic() + CLOSE_TIMEOUT_S)
+            self._membership.client.unsubscribe()
+            self._subscribed = False
+
+    def _hand_back(self, deadline: float) -> None:
+        """Finish a rebalance in progress, stop the membership thread, release everything."""
+        settled = True
+        if self._progress.assigned():  # a commit needs a stable group (kafka-python refuses)
+            settled = self._membership.wait_stable(deadline, self._serve_quietly)
+        self._membership.stop(deadline, self._serve_quietly)
+        self._serve_quietly()
+        self._membership.drain_commits()
+        if not settled:
+            log.warning("handing partitions back during a rebalance: their progress cannot be "
+                        "committed and may be consumed again")
+        self._rebalancer.release_all(lost=not (settled and self._membership.in_group()))
+
+    def memberid(self) -> str | None:
+        """This member's id in the group (None before the first join)."""
+        member_id = self._membership.client.group_metadata().member_id
+        return str(member_id) if member_id else None
+
+    def group_metadata(self) -> Any:
+        """kafka-python's snapshot of the membership: generation_id, member_id, state."""
+        return self._membership.client.group_metadata()
+
+    def consumer_group_metadata(self) -> Any:
+        raise KafkaException(KafkaError(
+            KafkaError._NOT_IMPLEMENTED,
+            "consumer_group_metadata() (transactional offset commits) is not supported by "
+            "the bridge: librdkafka is not the group member",
+        ))
+
+    def set_sasl_credentials(self, username: str, password: str) -> None:
+        raise KafkaException(KafkaError(
+            KafkaError._NOT_IMPLEMENTED,
+            "set_sasl_credentials() cannot update the membership client; recreate the consumer",
+        ))
+
+    # --- consuming ------------------------------------------------------------------------------
+
+    def poll(self, timeout: float | None = None) -> Any:
+        """One message or event (or None on timeout); also runs rebalance steps."""
+        now = _monotonic()
+        if now >= self._next_service:
+            self._service(now)
+        deadline = math.inf if timeout is None or timeout < 0 else now + timeout
+        while True:
+            msg = _raw_poll(self, min(deadline, self._next_service) - now)
+            if msg is not None:
+                return msg
+            now = _monotonic()
+            if now >= deadline:
+                return None
+            if now >= self._next_service:
+                self._service(now)
+
+    def consume(self, num_messages: int = 1, timeout: float = -1) -> list[Any]:
+        """Up to ``num_messages`` messages, waiting at most ``timeout`` seconds (-1: forever)."""
+        now = _monotonic()
+        if now >= self._next_service:
+            self._service(now)
+        deadline = math.inf if timeout is None or timeout < 0 else now + timeout
+        out: list[Any] = []
+        while True:
+            wait = min(deadline, self._next_service) - now
+            out.extend(_raw_consume(self, num_messages - len(out), max(wait, 0.0)))
+            if len(out) >= num_messages:
+                return out
+            now = _monotonic()
+            if now >= deadline:
+                return out
+            if now >= self._next_service:
+                if out:  # never run a rebalance step while holding undelivered messages
+                    return out
+                self._service(now)
+
+    def _service(self, now: float) -> None:
+        """Rebalance steps, membership errors, auto-commit and commit callbacks."""
+        if self._closed:
+            raise RuntimeError("Consumer closed")
+        if self._rebalancer.in_callback():
+            raise state_error("poll()/consume() cannot be called from a rebalance callback")
+        self._next_service = now + SERVICE_TICK_S
+        self._membership.touch(now)
+        if self._rebalancer.pending():
+            self._rebalancer.serve()
+        error = self._membership.take_error()
+        if error is not None:
+            raise as_kafka_exception(error) from error
+        if self._settings.auto_commit and now >= self._next_auto_commit:
+            self._next_auto_commit = now + self._settings.auto_commit_interval_s
+            pending = self._progress.uncommitted(self._progress.consumed())
+            if pending:
+                self._membership.commit_async(pending)
+        self._deliver_commit_results()
+
+    def _serve_quietly(self) -> None:
+        """Run rebalance steps where their callbacks' errors cannot be raised (logged)."""
+        try:
+            self._rebalancer.serve()
+        except Exception as exc:
+            log.error("rebalance callback failed: %r", exc)
+
+    # --- offsets ------------------------------------------------------------------------------
+
+    def commit(
+        self,
+        message: Any = None,
+        offsets: Sequence[Any] | None = None,
+        asynchronous: bool = False,
+    ) -> list[Any] | None:
+        """Commit through the membership client (with the member's generation).
+
+        Synchronous by default (confluent-kafka's default is asynchronous): the
+        returned partitions are committed when this returns.
+        """
+        self._check_usable(None)
+        if message is not None and offsets is not None:
+            raise ValueError("commit() takes message or offsets, not both")
+        if message is not None:
+            if message.error() is not None:
+                raise ValueError(f"cannot commit an error event: {message.error()}")
+            to_commit = message_offsets(message)
+        elif offsets is not None:
+            to_commit = kafka_offsets(offsets)
+        else:
+            to_commit = self._progress.consumed()
+        if not to_commit:
+            raise KafkaException(KafkaError(KafkaError._NO_OFFSET, "no offsets to commit"))
+        if asynchronous:
+            self._membership.commit_async(to_commit)
+            return None
+        try:
+            self._membership.commit(to_commit)
+        except kp_errors.KafkaError as exc:
+            raise as_kafka_exception(exc) from exc
+        return confluent_partitions(to_commit)
+
+    def store_offsets(self, message: Any = None, offsets: Sequence[Any] | None = None) -> None:
+        """Remember processed offsets for the next commit (``enable.auto.offset.store=false``)."""
+        self._check_usable(None)
+        if self._progress.auto_store:
+            raise KafkaException(KafkaError(
+                KafkaError._INVALID_ARG,
+                "store_offsets() requires enable.auto.offset.store=false",
+            ))
+        if (message is None) == (offsets is None):
+            raise ValueError("store_offsets() takes message or offsets")
+        self._progress.store(
+            message_offsets(message) if message is not None else kafka_offsets(offsets or ())
+        )
+
+    def _commit_done(self, offsets: Offsets, result: Any) -> None:
+        """Every commit ends here (any thread): bookkeeping, then on_commit from poll()."""
+        if not isinstance(result, BaseException):
+            self._progress.mark_committed(offsets)
+        elif not isinstance(result, kp_errors.RebalanceInProgressError):
+            log.warning("offset commit failed: %s", result)
+        if self._settings.on_commit is not None:
+            self._commit_results.append((offsets, result))
+
+    def _deliver_commit_results(self) -> None:
+        on_commit = self._settings.on_commit
+        while self._commit_results and on_commit is not None:
+            offsets, result = self._commit_results.popleft()
+            failed = isinstance(result, BaseException)
+            error = as_kafka_exception(result).args[0] if failed else None
+            on_commit(error, confluent_partitions(offsets))
+
+    # --- assignment: only from inside rebalance callbacks ----------------------------------
+
+    def assign(self, partitions: list[Any]) -> None:
+        self._moved_by_callback("assign")
+        _Base.assign(self, partitions)
+
+    def unassign(self) -> None:
+        self._moved_by_callback("unassign")
+        _Base.unassign(self)
+
+    def incremental_assign(self, partitions: list[Any]) -> None:
+        self._moved_by_callback("incremental_assign")
+        _Base.incremental_assign(self, partitions)
+
+    def incremental_unassign(self, partitions: list[Any]) -> None:
+        self._moved_by_callback("incremental_unassign")
+        _Base.incremental_unassign(self, partitions)
+
+    def _moved_by_callback(self, name: str) -> None:
+        if not self._rebalancer.in_callback():
+            raise state_error(
+                f"{name}() outside a rebalance callback: the group assigns this consumer's "
+                "partitions (call it from on_assign/on_revoke, or not at all)"
+            )
+        self._rebalancer.user_moved()
+
+    # --- lifecycle ---------------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Hand partitions back (on_revoke, commit), leave the group, close both clients."""
+        if self._closed:
+            return
+        self._check_usable("close")
+        self._closed = True
+        self._next_service = 0.0  # every later poll() reports the consumer closed
+        deadline = _monotonic() + CLOSE_TIMEOUT_S
+        failure: BaseException | None = None
+        try:
+            if self._subscribed:
+                self._hand_back(deadline)
+        except Exception as exc:  # still leave the group and close both clients
+            failure = exc
+        self._rebalancer.ignoring = True
+        try:
+            remaining_ms = max(int((deadline - _monotonic()) * 1000), 1000)
+            self._membership.client.close(autocommit=False, timeout_ms=remaining_ms)
+        except Exception as exc:
+            failure = failure or exc
+        finally:
+            _Base.close(self)
+            self._deliver_commit_results()
+        if failure is not None:
+            raise failure
+
+    def __enter__(self) -> BridgedConsumer:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def _check_usable(self, name: str | None) -> None:
+        if self._closed:
+            raise RuntimeError("Consumer closed")
+        if name is not None and self._rebalancer.in_callback():
+            raise state_error(f"{name}() cannot be called from a rebalance callback")

@@ -1,0 +1,173 @@
+"""The membership thread: keeps the kafka-python membership client polling.
+
+Why a thread, and not ``poll(timeout_ms=0)`` from the application's ``poll()``:
+kafka-python 3.0 only takes a JoinGroup/SyncGroup result while a ``poll()`` is
+waiting for it; a result that arrives between two calls is dropped and the
+member joins again (with a leader, that is a new rebalance, in a loop).  So one
+thread keeps a ``poll()`` waiting.  Heartbeats are sent by kafka-python's own
+IO thread either way.
+
+It polls only while the application does (``touch()`` from the bridge's
+``poll()``): when the application stops for longer than
+``max.poll.interval.ms``, kafka-python's poll timer expires and the member
+leaves the group, as a confluent-kafka consumer would.
+
+Asynchronous commits are queued here and sent from this thread with
+kafka-python's synchronous commit: kafka-python's own asynchronous commit keeps
+completions in a queue that two threads must not drain at once.
+"""
+
+from __future__ import annotations
+
+import collections
+import logging
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+from kafka import errors as kp_errors
+from kafka.net.wakeup_notifier import WakeupNotifier
+from kafka.structs import MemberState
+
+from ._offsets import Offsets
+from ._rebalance import Waiter
+
+log = logging.getLogger("kafka_assignors.confluent")
+
+#: How long one membership poll() waits (also the thread's stop latency).
+POLL_MS = 200
+#: Pause after a failed membership poll().
+ERROR_BACKOFF_S = 0.5
+
+
+class MembershipThread:
+    """Runs the membership client's ``poll()`` loop and the queued asynchronous commits."""
+
+    def __init__(
+        self,
+        client: Any,
+        *,
+        max_poll_interval_s: float,
+        on_commit_done: Callable[[Offsets, Any], None],
+        name: str,
+    ) -> None:
+        net = getattr(client, "_net", None)
+        if net is None or not hasattr(net, "call_soon_threadsafe"):
+            raise RuntimeError(
+                "the confluent bridge needs kafka-python 3.0's event loop (KafkaConsumer._net); "
+                "install kafka-python>=3,<4"
+            )
+        self.client = client
+        self._net = net
+        self._max_poll_interval_s = max_poll_interval_s
+        self._on_commit_done = on_commit_done
+        self._name = name
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._last_activity = time.monotonic()
+        self._commits: collections.deque[Offsets] = collections.deque()
+        self._error: BaseException | None = None
+
+    def new_waiter(self) -> Waiter:
+        """Something the listener can await on the IO thread and another thread can notify."""
+        waiter: Waiter = WakeupNotifier(self._net)
+        return waiter
+
+    def touch(self, now: float) -> None:
+        """The application polled at ``now`` (monotonic seconds)."""
+        self._last_activity = now
+
+    @property
+    def running(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
+
+    def start(self) -> None:
+        if self.running:
+            return
+        self._stop.clear()
+        self._last_activity = time.monotonic()
+        self._thread = threading.Thread(
+            target=self._run, name=f"kafka-assignors-membership-{self._name}", daemon=True
+        )
+        self._thread.start()
+
+    def stop(self, deadline: float, serve: Callable[[], None]) -> bool:
+        """Stop the thread; run ``serve`` meanwhile (a rebalance step may be waiting on it).
+
+        Returns False if the thread was still running at ``deadline``.
+        """
+        self._stop.set()
+        thread = self._thread
+        while thread is not None and thread.is_alive():
+            serve()
+            if time.monotonic() >= deadline:
+                return False
+            thread.join(0.02)
+        self._thread = None
+        return True
+
+    def wait_stable(self, deadline: float, serve: Callable[[], None]) -> bool:
+        """Let a rebalance in progress finish (the thread must run), serving its steps."""
+        while not self.stable():
+            if not self.running or time.monotonic() >= deadline:
+                return False
+            serve()
+            time.sleep(0.02)
+        return True
+
+    def stable(self) -> bool:
+        return bool(self.client.group_metadata().state == MemberState.STABLE)
+
+    def in_group(self) -> bool:
+        md = self.client.group_metadata()
+        return bool(md.member_id) and int(md.generation_id) >= 0
+
+    # --- commits -----------------------------------------------------------------------------
+
+    def commit(self, offsets: Offsets) -> None:
+        """Synchronous commit with the member's generation (raises kafka-python errors)."""
+        try:
+            self.client.commit(dict(offsets))
+        except kp_errors.KafkaError as exc:
+            self._on_commit_done(offsets, exc)
+            raise
+        self._on_commit_done(offsets, None)
+
+    def commit_async(self, offsets: Offsets) -> None:
+        """Queue a commit for the membership thread; its result goes to ``on_commit_done``."""
+        self._commits.append(dict(offsets))
+
+    def drain_commits(self) -> None:
+        """Send the queued commits from the calling thread (errors are only reported)."""
+        while self._commits:
+            try:
+                offsets = self._commits.popleft()
+            except IndexError:
+                return
+            try:
+                self.commit(offsets)
+            except kp_errors.KafkaError as exc:
+                log.debug("asynchronous commit failed: %s", exc)
+
+    def take_error(self) -> BaseException | None:
+        """The last non-retriable error of the membership poll() (raised by the bridge's poll)."""
+        error, self._error = self._error, None
+        return error
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            if time.monotonic() - self._last_activity > self._max_poll_interval_s:
+                # the application stopped polling: let kafka-python's poll timer expire
+                self._stop.wait(0.1)
+                continue
+            try:
+                self.client.poll(timeout_ms=POLL_MS)
+            except Exception as exc:
+                if isinstance(exc, kp_errors.KafkaError) and exc.retriable:
+                    log.warning("membership client: %s (retrying)", exc)
+                else:
+                    log.error("membership client: %s", exc)
+                    self._error = exc
+                self._stop.wait(ERROR_BACKOFF_S)
+            self.drain_commits()

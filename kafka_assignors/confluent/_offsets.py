@@ -1,0 +1,126 @@
+"""Consumption progress of the bridged consumer, and offsets in both libraries' types.
+
+Progress is what librdkafka has handed to the application (its ``position()``:
+the last returned offset + 1) or, with ``enable.auto.offset.store=false``, what
+the application stored.  Commits go through kafka-python, so offsets are kept as
+kafka-python ``OffsetAndMetadata`` keyed by ``(topic, partition)``.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
+
+from confluent_kafka import TopicPartition as CTopicPartition
+from kafka.structs import OffsetAndMetadata
+from kafka.structs import TopicPartition as KTopicPartition
+
+Key = tuple[str, int]
+#: kafka-python offsets to commit
+Offsets = dict[Any, OffsetAndMetadata]
+
+
+def _epoch(value: Any) -> int:
+    return value if isinstance(value, int) and value >= 0 else -1
+
+
+def kafka_offsets(partitions: Iterable[Any]) -> Offsets:
+    """confluent TopicPartitions (with offsets) -> kafka-python offsets; invalid ones skipped."""
+    out: Offsets = {}
+    for tp in partitions:
+        if tp.offset >= 0:
+            out[KTopicPartition(tp.topic, tp.partition)] = OffsetAndMetadata(
+                tp.offset, tp.metadata or "", _epoch(tp.leader_epoch)
+            )
+    return out
+
+
+def message_offsets(message: Any) -> Offsets:
+    """The offset to commit after ``message``: its offset + 1."""
+    return {
+        KTopicPartition(message.topic(), message.partition()): OffsetAndMetadata(
+            message.offset() + 1, "", _epoch(message.leader_epoch())
+        )
+    }
+
+
+def confluent_partitions(offsets: Mapping[Any, OffsetAndMetadata]) -> list[Any]:
+    """kafka-python offsets -> confluent TopicPartitions, sorted (for callbacks and returns)."""
+    out = []
+    for tp in sorted(offsets):
+        om = offsets[tp]
+        epoch = om.leader_epoch if om.leader_epoch is not None and om.leader_epoch >= 0 else None
+        out.append(CTopicPartition(tp.topic, tp.partition, om.offset, om.metadata or None, epoch))
+    return out
+
+
+class Progress:
+    """Assigned partitions, their consumption progress and the last committed offsets.
+
+    Touched by the polling thread, by kafka-python's IO thread (rebalance steps,
+    which run while the polling thread waits for them) and possibly by another
+    application thread calling ``commit()``: a lock guards every access, and is
+    never held while calling out.
+    """
+
+    def __init__(
+        self, position: Callable[[list[Any]], list[Any]], *, auto_store: bool
+    ) -> None:
+        self._position = position
+        self._auto_store = auto_store
+        self._lock = threading.Lock()
+        self._assigned: set[Key] = set()
+        self._stored: Offsets = {}
+        self._committed: dict[Any, int] = {}
+
+    @property
+    def auto_store(self) -> bool:
+        """True when progress is librdkafka's position (``enable.auto.offset.store``)."""
+        return self._auto_store
+
+    def assigned(self) -> list[Key]:
+        with self._lock:
+            return sorted(self._assigned)
+
+    def add(self, keys: Iterable[Key]) -> None:
+        with self._lock:
+            self._assigned.update(keys)
+
+    def remove(self, keys: Iterable[Key]) -> None:
+        with self._lock:
+            for key in keys:
+                self._assigned.discard(key)
+                tp = KTopicPartition(*key)
+                self._stored.pop(tp, None)
+                self._committed.pop(tp, None)
+
+    def store(self, offsets: Offsets) -> None:
+        """``store_offsets()``: remember what the application has processed."""
+        with self._lock:
+            self._stored.update(offsets)
+
+    def consumed(self, keys: Sequence[Key] | None = None) -> Offsets:
+        """Progress of ``keys`` (default: every assigned partition) that can be committed."""
+        if keys is None:
+            keys = self.assigned()
+        if not keys:
+            return {}
+        if self._auto_store:
+            return kafka_offsets(self._position([CTopicPartition(t, p) for t, p in keys]))
+        wanted = set(keys)
+        with self._lock:
+            return {
+                tp: om for tp, om in self._stored.items() if (tp.topic, tp.partition) in wanted
+            }
+
+    def uncommitted(self, offsets: Offsets) -> Offsets:
+        """The part of ``offsets`` that differs from what was last committed successfully."""
+        with self._lock:
+            return {tp: om for tp, om in offsets.items() if self._committed.get(tp) != om.offset}
+
+    def mark_committed(self, offsets: Mapping[Any, OffsetAndMetadata]) -> None:
+        with self._lock:
+            for tp, om in offsets.items():
+                if (tp.topic, tp.partition) in self._assigned:
+                    self._committed[tp] = om.offset

@@ -1,0 +1,265 @@
+"""Rebalance steps: from kafka-python's listener to the application's polling thread.
+
+kafka-python calls its rebalance listener on its IO thread, inside the
+membership thread's ``poll()``.  The listener only stops the membership client
+from fetching and posts a *step*; the step runs on the application's thread,
+inside ``poll()``/``consume()``, as confluent-kafka runs rebalance callbacks.
+
+* assign: the user's ``on_assign``, then librdkafka starts fetching from the
+  committed offsets.  The listener does not wait for it.
+* revoke: the user's ``on_revoke`` (it may commit or store offsets), librdkafka
+  stops fetching, the progress is committed with the member's generation.  The
+  listener waits for all of it (bounded by ``max.poll.interval.ms``, like the
+  broker), so kafka-python gives the partitions back only afterwards: nothing
+  is consumed twice.
+* lost: the user's ``on_lost`` (or ``on_revoke``), librdkafka stops fetching;
+  nothing is committed (the group has moved on).  Not waited for.
+
+Steps run in the order they were posted.  While the listener waits it yields to
+kafka-python's event loop, so heartbeats and the step's own commits go on.
+"""
+
+from __future__ import annotations
+
+import collections
+import logging
+import threading
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from confluent_kafka import TopicPartition as CTopicPartition
+from kafka.consumer.subscription_state import AsyncConsumerRebalanceListener
+
+from ._offsets import Key, Offsets, Progress
+
+log = logging.getLogger("kafka_assignors.confluent")
+
+Callback = Callable[[Any, list[Any]], None]
+ASSIGN, REVOKE, LOST = "assign", "revoke", "lost"
+
+
+class Librdkafka(Protocol):
+    """The confluent-kafka consumer's own assignment calls (not the bridge's overrides)."""
+
+    def assign(self, partitions: list[Any]) -> None: ...
+    def unassign(self) -> None: ...
+    def incremental_assign(self, partitions: list[Any]) -> None: ...
+    def incremental_unassign(self, partitions: list[Any]) -> None: ...
+
+
+class Membership(Protocol):
+    """The parts of kafka-python's ``KafkaConsumer`` the listener touches."""
+
+    def pause(self, *partitions: Any) -> None: ...
+    def seek(self, partition: Any, offset: int) -> None: ...
+
+
+class Waiter(Protocol):
+    """kafka-python's ``WakeupNotifier``: awaited on the IO thread, notified from any thread."""
+
+    def __call__(self, timeout_secs: float | None = None) -> Any: ...
+    def notify(self) -> None: ...
+
+
+@dataclass(eq=False)
+class Step:
+    """One rebalance step handed from the IO thread to the polling thread."""
+
+    kind: str
+    keys: list[Key]
+    waiter: Waiter | None = None
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    started: bool = False
+    done: bool = False
+    abandoned: bool = False
+
+
+class Rebalancer(AsyncConsumerRebalanceListener):  # type: ignore[misc]
+    """kafka-python's rebalance listener, and the runner of its steps on the polling thread."""
+
+    def __init__(
+        self,
+        *,
+        consumer: Any,
+        librdkafka: Librdkafka,
+        membership: Membership,
+        progress: Progress,
+        commit: Callable[[Offsets], None],
+        new_waiter: Callable[[], Waiter],
+        cooperative: bool,
+        auto_commit: bool,
+        step_timeout_s: float,
+    ) -> None:
+        self._consumer = consumer
+        self._raw = librdkafka
+        self._membership = membership
+        self._progress = progress
+        self._commit = commit
+        self._new_waiter = new_waiter
+        self.cooperative = cooperative
+        self._auto_commit = auto_commit
+        self._step_timeout_s = step_timeout_s
+        self.on_assign: Callback | None = None
+        self.on_revoke: Callback | None = None
+        self.on_lost: Callback | None = None
+        #: when set, listener calls are ignored (close() has already handed everything back)
+        self.ignoring = False
+        self._steps: collections.deque[Step] = collections.deque()
+        self._callback_thread: int | None = None
+        self._user_moved = False
+
+    # --- IO thread: kafka-python's listener interface ------------------------------------
+
+    async def on_partitions_assigned(self, assigned: Iterable[Any]) -> None:
+        for tp in sorted(assigned):
+            # the membership client never fetches (librdkafka does): no position lookup either
+            self._membership.pause(tp)
+            self._membership.seek(tp, 0)
+        if self.ignoring or (self.cooperative and not assigned):
+            return
+        self._post(Step(ASSIGN, _keys(assigned)))
+
+    async def on_partitions_revoked(self, revoked: Iterable[Any]) -> None:
+        keys = _keys(revoked)
+        if self.ignoring or not keys:
+            return
+        step = Step(REVOKE, keys, waiter=self._new_waiter())
+        self._post(step)
+        await self._wait(step)
+
+    async def on_partitions_lost(self, lost: Iterable[Any]) -> None:
+        keys = _keys(lost)
+        if not self.ignoring and keys:
+            self._post(Step(LOST, keys))
+
+    def _post(self, step: Step) -> None:
+        self._steps.append(step)
+
+    async def _wait(self, step: Step) -> None:
+        """Until the polling thread has run ``step``: bounded, yielding to the event loop."""
+        assert step.waiter is not None
+        deadline = time.monotonic() + self._step_timeout_s
+        hard_deadline = deadline + self._step_timeout_s
+        while True:
+            now = time.monotonic()
+            with step.lock:
+                if step.done:
+                    return
+                if now >= deadline and not step.started:
+                    step.abandoned = True
+                started = step.started
+            if step.abandoned:
+                log.error("the application did not poll() within %.0f s: %s is given back "
+                          "without committing its progress", self._step_timeout_s,
+                          _show(step.keys))
+                return
+            limit = hard_deadline if started else deadline
+            if now >= limit:
+                log.error("on_revoke for %s still running after %.0f s: giving the partitions "
+                          "back anyway", _show(step.keys), limit - deadline + self._step_timeout_s)
+                return
+            await step.waiter(min(1.0, limit - now))
+
+    # --- polling thread: running the steps -----------------------------------------------------
+
+    def pending(self) -> bool:
+        return bool(self._steps)
+
+    def serve(self) -> None:
+        """Run every posted step; re-raise the first exception of a user callback afterwards."""
+        first_error: BaseException | None = None
+        while self._steps:
+            step = self._steps.popleft()
+            with step.lock:
+                kind = LOST if step.abandoned else step.kind
+                step.started = True
+            try:
+                error = self._run(kind, step.keys)
+            finally:
+                with step.lock:
+                    step.done = True
+                if step.waiter is not None:
+                    step.waiter.notify()
+            if first_error is None:
+                first_error = error
+        if first_error is not None:
+            raise first_error
+
+    def release_all(self, *, lost: bool) -> None:
+        """Hand back everything still held (close, unsubscribe), on the polling thread."""
+        keys = self._progress.assigned()
+        if keys:
+            error = self._run(LOST if lost else REVOKE, keys)
+            if error is not None:
+                raise error
+
+    def in_callback(self) -> bool:
+        """True when called from inside a user rebalance callback."""
+        return self._callback_thread == threading.get_ident()
+
+    def user_moved(self) -> None:
+        """The user's callback called (incremental_)assign/unassign itself."""
+        self._user_moved = True
+
+    def _run(self, kind: str, keys: list[Key]) -> BaseException | None:
+        partitions = [CTopicPartition(t, p) for t, p in keys]
+        if kind == ASSIGN:
+            self._progress.add(keys)
+            error = self._callback(self.on_assign, partitions)
+            if not self._user_moved:
+                if self.cooperative:
+                    self._raw.incremental_assign(partitions)
+                else:
+                    self._raw.assign(partitions)
+            log.info("assigned %s", _show(keys))
+            return error
+        auto_store = self._progress.auto_store
+        # positions vanish once librdkafka lets go of a partition: read them first
+        positions = self._progress.consumed(keys) if kind == REVOKE and auto_store else {}
+        callback = self.on_revoke if kind == REVOKE else (self.on_lost or self.on_revoke)
+        error = self._callback(callback, partitions)
+        if not self._user_moved:
+            if self.cooperative:
+                self._raw.incremental_unassign(partitions)
+            else:
+                self._raw.unassign()
+        if kind == REVOKE and self._auto_commit:
+            final = positions if auto_store else self._progress.consumed(keys)
+            pending = self._progress.uncommitted(final)
+            if pending:
+                try:
+                    self._commit(pending)
+                except Exception as exc:
+                    log.warning("committing %s before giving it back failed (%s): it may be "
+                                "consumed again", _show(keys), exc)
+        self._progress.remove(keys)
+        if kind == LOST:
+            log.warning("lost %s (the group moved on without this member); what was consumed "
+                        "since the last commit will be consumed again", _show(keys))
+        else:
+            log.info("released %s", _show(keys))
+        return error
+
+    def _callback(self, callback: Callback | None, partitions: list[Any]) -> BaseException | None:
+        self._user_moved = False
+        if callback is None:
+            return None
+        self._callback_thread = threading.get_ident()
+        try:
+            callback(self._consumer, partitions)
+        except Exception as exc:  # re-raised from poll() once the step is complete
+            log.exception("rebalance callback %r raised", callback)
+            return exc
+        finally:
+            self._callback_thread = None
+        return None
+
+
+def _keys(partitions: Iterable[Any]) -> list[Key]:
+    return sorted((tp.topic, tp.partition) for tp in partitions)
+
+
+def _show(keys: list[Key]) -> str:
+    return ", ".join(f"{t}-{p}" for t, p in keys) or "nothing"
