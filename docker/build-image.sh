@@ -17,6 +17,7 @@
 #
 # Environment:
 #   KAFKA_ASSIGNORS_BUILD_IMAGE    tag to build (default kafka-assignors/kafka:4.4.0)
+#   KAFKA_ASSIGNORS_BASE_IMAGE     tag of the base image (default kafka-assignors/base:bookworm-jre17)
 #   KAFKA_ASSIGNORS_DEBIAN_MIRROR  Debian mirror URL for debootstrap (default: from apt sources)
 set -euo pipefail
 
@@ -25,7 +26,7 @@ REPO=$(dirname "$HERE")
 CACHE_DIR="${XDG_CACHE_HOME:-$HOME/.cache}/kafka-assignors"
 IMAGE="${KAFKA_ASSIGNORS_BUILD_IMAGE:-kafka-assignors/kafka:4.4.0}"
 BASE_RECIPE="debootstrap minbase bookworm openjdk-17-jre-headless v1"
-BASE_IMAGE="kafka-assignors/base:bookworm-jre17"
+BASE_IMAGE="${KAFKA_ASSIGNORS_BASE_IMAGE:-kafka-assignors/base:bookworm-jre17}"
 BASE_TAR="$CACHE_DIR/base-bookworm-jre17.tar"
 LABEL=io.kafka-assignors.recipe
 FORCE=0
@@ -63,7 +64,11 @@ if [[ $FORCE == 0 && "$current" == "$RECIPE" ]]; then
     say "$IMAGE was built by a concurrent run"
     exit 0
 fi
-[[ -n "$current" ]] && say "$IMAGE exists from another recipe ($current); rebuilding as $RECIPE"
+if [[ $FORCE == 1 ]]; then
+    say "--force: rebuilding $IMAGE"
+elif [[ -n "$current" ]]; then
+    say "$IMAGE exists from another recipe ($current); rebuilding as $RECIPE"
+fi
 
 TMP_DIRS=()
 cleanup() { ((${#TMP_DIRS[@]})) && rm -rf "${TMP_DIRS[@]}"; return 0; }

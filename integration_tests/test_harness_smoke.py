@@ -11,6 +11,8 @@ from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 from kafka_assignors.embedded import GroupRunner, KafkaCluster
 from kafka_assignors.embedded.admin import partition_leader, partition_replicas
 
+from .conftest import BrokerHandle
+
 
 def _check_exact_cover(
     assignments: dict[str, frozenset[tuple[str, int]]], topic: str, n: int
@@ -89,3 +91,35 @@ def test_acks_all_record_survives_stop_of_partition_leader(
         assert (found[0].offset, found[0].key, found[0].value) == (sent.offset, b"k", b"survivor")
     finally:
         kafka_cluster.start_broker(leader)
+
+
+def test_console_consumer_tool_in_broker_image_reads_a_record(
+    kafka_broker: BrokerHandle, make_topic: Callable[..., str]
+) -> None:
+    """The broker image's kafka-console-consumer.sh reads back a record that kafka-python
+    produced."""
+    if kafka_broker.cluster is None:
+        pytest.skip("BOOTSTRAP_SERVERS is set: there is no broker container to run the tool in")
+    topic = make_topic(1)
+    producer = KafkaProducer(bootstrap_servers=kafka_broker.bootstrap.split(","), acks="all")
+    try:
+        producer.send(topic, value=b"hello-tools").get(timeout=30)
+    finally:
+        producer.close(timeout=10)
+    node = kafka_broker.cluster.nodes[0]
+    code, output = node.exec(
+        [
+            "/opt/kafka/bin/kafka-console-consumer.sh",
+            "--bootstrap-server",
+            node.bootstrap,
+            "--topic",
+            topic,
+            "--from-beginning",
+            "--max-messages",
+            "1",
+            "--timeout-ms",
+            "30000",
+        ]
+    )
+    assert code == 0, output
+    assert "hello-tools" in output.splitlines(), output
