@@ -55,6 +55,8 @@ def test_acks_all_record_survives_stop_of_partition_leader(
         configs={"min.insync.replicas": "2"},
         bootstrap=kafka_cluster.bootstrap,
     )
+    racks = {b.node_id: b.rack for b in kafka_cluster.live_brokers()}
+    assert racks == {1: "r1", 2: "r2", 3: "r3"} == kafka_cluster.racks
     replicas, isr = partition_replicas(kafka_cluster.bootstrap, topic, 0)
     assert sorted(replicas) == [1, 2, 3] and sorted(isr) == [1, 2, 3]
 
