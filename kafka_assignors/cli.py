@@ -17,7 +17,7 @@ from collections.abc import Sequence
 
 from . import __version__
 
-SUBCOMMANDS: tuple[str, ...] = ("kafka_assignors.demo",)
+SUBCOMMANDS: tuple[str, ...] = ("kafka_assignors.demo", "kafka_assignors.pipeline.cli")
 
 LOG_FORMAT = "%(asctime)s %(levelname)-7s %(name)s: %(message)s"
 

@@ -11,6 +11,8 @@ partitions, as KIP-429 clients rejoin.
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -125,6 +127,23 @@ def simulate(
     the members that left, and the simulation goes on.
     """
     cls = resolve_assignor(assignor)
+    with _quiet_leader():
+        yield from _steps(scenario, cls, keep_assignments)
+
+
+@contextlib.contextmanager
+def _quiet_leader() -> Iterator[None]:
+    """Our leader logs every assignment at INFO: right for a live group, noise here."""
+    logger = logging.getLogger("kafka_assignors")
+    level = logger.level
+    logger.setLevel(max(level, logging.WARNING))
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
+
+
+def _steps(scenario: Scenario, cls: Any, keep_assignments: bool) -> Iterator[StepResult]:
     counts = dict(scenario.topics)
     weigh = Weigher(scenario.weights)
     group: dict[str, _Member] = {}  # join order; the first one leads

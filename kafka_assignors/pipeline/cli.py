@@ -1,0 +1,400 @@
+"""``kafka-assignors profile | evaluate | sizing | report``: the pipeline's subcommands.
+
+Registered by :mod:`kafka_assignors.cli` through :func:`add_parser`.  Spark,
+pandas and matplotlib are imported only when a command runs.  Outputs go
+under ``reports/`` by default, where ``report`` looks for them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+REPORTS = Path("reports")
+DEFAULT_PROFILE_DIR = REPORTS / "profile"
+DEFAULT_EVALUATE = REPORTS / "evaluate" / "steps.parquet"
+DEFAULT_SIZING = REPORTS / "sizing.json"
+DEFAULT_REPORT_DIR = REPORTS / "report"
+DEFAULT_GRID = Path(__file__).parent / "scenarios" / "default.yaml"
+
+
+def add_parser(subparsers: Any) -> None:
+    """Add the four pipeline subcommands."""
+    _profile(subparsers)
+    _evaluate(subparsers)
+    _sizing(subparsers)
+    _report(subparsers)
+
+
+def _spark_options(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("Spark")
+    g.add_argument(
+        "--master",
+        default="local[*]",
+        help="Spark master (default local[*]; ignored under spark-submit, whose --master wins)",
+    )
+    g.add_argument(
+        "--conf",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="extra Spark setting, repeatable (e.g. spark.executor.memory=4g)",
+    )
+
+
+def _conf(pairs: list[str]) -> dict[str, str]:
+    out = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep:
+            raise SystemExit(f"--conf takes KEY=VALUE, got {pair!r}")
+        out[key.strip()] = value
+    return out
+
+
+def _say(message: str) -> None:
+    print(message, flush=True)
+
+
+# --- profile -----------------------------------------------------------------------------
+
+
+def _profile(subparsers: Any) -> None:
+    p = subparsers.add_parser(
+        "profile",
+        help="measure per-partition load with Spark's Kafka source",
+        description="Read topics with Spark's Kafka source over an offset range or a time "
+        "window and write the load profile (JSON + Parquet) that LoadAwareAssignor "
+        "and the report read. With --group, also committed offsets and lag.",
+    )
+    p.add_argument("--bootstrap", required=True, help="Kafka bootstrap servers, host:port[,...]")
+    p.add_argument(
+        "--topic",
+        action="append",
+        required=True,
+        metavar="TOPIC",
+        help="topic to profile (repeatable, or comma-separated)",
+    )
+    p.add_argument("--group", help="consumer group: add its committed offsets and lag")
+    p.add_argument(
+        "--from-offsets",
+        default="earliest",
+        help="'earliest' (default) or Spark's JSON, e.g. '{\"t\":{\"0\":100}}'",
+    )
+    p.add_argument("--to-offsets", default="latest", help="'latest' (default) or Spark's JSON")
+    p.add_argument(
+        "--since",
+        help="window start instead of offsets: ISO time, epoch ms or relative like -15m, -2h",
+    )
+    p.add_argument("--until", help="window end (same forms; default now when --since is given)")
+    p.add_argument(
+        "--weight",
+        default="bytes_per_s",
+        choices=["bytes_per_s", "messages_per_s", "lag", "bytes", "messages"],
+        help="what a partition's weight is (default bytes_per_s)",
+    )
+    p.add_argument(
+        "--out",
+        type=Path,
+        default=DEFAULT_PROFILE_DIR,
+        help=f"output directory (default {DEFAULT_PROFILE_DIR})",
+    )
+    p.add_argument(
+        "--publish",
+        metavar="TOPIC",
+        help="also publish the profile to this compacted topic "
+        "(one message per partition, key topic:partition)",
+    )
+    p.add_argument(
+        "--kafka-package",
+        metavar="COORDS",
+        help="Maven coordinates of Spark's Kafka source (default: the one matching "
+        "the installed Spark)",
+    )
+    p.add_argument(
+        "--kafka-option",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="extra Kafka source option, e.g. kafka.security.protocol=SSL",
+    )
+    _spark_options(p)
+    p.set_defaults(func=run_profile_command)
+
+
+def run_profile_command(args: argparse.Namespace) -> int:
+    from datetime import UTC, datetime
+
+    from .kafka_io import publish
+    from .profile import Window, parse_time, run_profile, write_profile
+    from .session import build_session, progress
+
+    topics = [t.strip() for arg in args.topic for t in arg.split(",") if t.strip()]
+    now = int(datetime.now(UTC).timestamp() * 1000)
+    window = Window(
+        starting_offsets=args.from_offsets,
+        ending_offsets=args.to_offsets,
+        start_ms=parse_time(args.since, now) if args.since else None,
+        end_ms=parse_time(args.until, now) if args.until else (now if args.since else None),
+    )
+    spark = build_session(
+        args.master,
+        "kafka-assignors profile",
+        kafka=True,
+        kafka_package=args.kafka_package,
+        conf=_conf(args.conf),
+    )
+    with progress(spark, "profile"):
+        profile = run_profile(
+            spark,
+            args.bootstrap,
+            topics,
+            window,
+            group=args.group,
+            weight_metric=args.weight,
+            kafka_options=_conf(args.kafka_option),
+        )
+    json_path, parquet_path = write_profile(profile, args.out)
+    total = sum(int(p.measured.get("messages", 0)) for p in profile.partitions)
+    _say(
+        f"profiled {len(profile.partitions)} partitions ({total:,} messages) of {', '.join(topics)}"
+    )
+    _say(f"load profile: {json_path}\nparquet:      {parquet_path}")
+    if args.publish:
+        sent = publish(profile, args.bootstrap, args.publish)
+        _say(f"published {sent} entries to compacted topic {args.publish}")
+    return 0
+
+
+# --- evaluate ----------------------------------------------------------------------------
+
+
+def _evaluate(subparsers: Any) -> None:
+    p = subparsers.add_parser(
+        "evaluate",
+        help="simulate assignors over a scenario grid on Spark",
+        description="Cross a scenario grid (YAML) with a list of assignors and run the real "
+        "assignor code for every rebalance, in parallel on Spark. Writes one row "
+        "per rebalance step as Parquet.",
+    )
+    p.add_argument(
+        "--scenarios",
+        type=Path,
+        default=DEFAULT_GRID,
+        help="scenario grid YAML (default: the built-in grid)",
+    )
+    p.add_argument(
+        "--assignors",
+        help="comma-separated wire names or module:Class paths (default: the "
+        "grid's 'assignors', else all known)",
+    )
+    p.add_argument(
+        "--profile",
+        type=Path,
+        help="a load profile: adds a 'measured' cluster with its counts and weights",
+    )
+    p.add_argument(
+        "--out",
+        type=Path,
+        default=DEFAULT_EVALUATE,
+        help=f"output Parquet directory (default {DEFAULT_EVALUATE})",
+    )
+    _spark_options(p)
+    p.set_defaults(func=run_evaluate_command)
+
+
+def run_evaluate_command(args: argparse.Namespace) -> int:
+    from ..simulator import assignor_names, expand_grid, load_grid
+    from .evaluate import evaluate
+    from .session import build_session
+
+    grid = load_grid(args.scenarios)
+    if args.profile:
+        grid.setdefault("clusters", []).append(
+            {"name": "measured", "profile": str(args.profile.resolve())}
+        )
+    names = (
+        args.assignors.split(",") if args.assignors else grid.get("assignors") or assignor_names()
+    )
+    names = [str(n).strip() for n in names if str(n).strip()]
+    grid.pop("assignors", None)
+    scenarios = expand_grid(grid)
+    steps = sum(s.steps for s in scenarios)
+    _say(
+        f"evaluating {len(scenarios)} scenarios ({steps:,} rebalances) under each of "
+        f"{len(names)} assignors: {', '.join(names)}"
+    )
+    spark = build_session(args.master, "kafka-assignors evaluate", conf=_conf(args.conf))
+    summary = evaluate(spark, scenarios, names, args.out)
+    _say(
+        f"{summary.steps:,} simulated rebalances in {summary.seconds:.1f} s "
+        f"({summary.steps_per_second:,.0f}/s); {summary.errors} failed"
+    )
+    _say(f"results: {summary.output}")
+    return 0
+
+
+# --- sizing ------------------------------------------------------------------------------
+
+
+def _rate(text: str) -> float:
+    """A number with an optional k/M/G suffix (decimal): 5M = 5,000,000."""
+    scale = {"k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9}
+    text = text.strip()
+    try:
+        if text and text[-1] in scale:
+            return float(text[:-1]) * scale[text[-1]]
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a rate: {text!r}") from None
+
+
+def _sizing(subparsers: Any) -> None:
+    p = subparsers.add_parser(
+        "sizing",
+        help="partitions needed and consumers worth running",
+        description="Partitions needed = max(target/producer rate, target/consumer rate), "
+        "both per partition; consumers beyond the partition count sit idle. "
+        "With --profile the target is the measured total times --growth, and "
+        "keys hotter than one consumer can take are flagged.",
+    )
+    p.add_argument(
+        "--producer-rate",
+        type=_rate,
+        required=True,
+        metavar="TP",
+        help="throughput one partition takes from producers (k/M/G suffixes)",
+    )
+    p.add_argument(
+        "--consumer-rate",
+        type=_rate,
+        required=True,
+        metavar="TC",
+        help="throughput one consumer gets from one partition",
+    )
+    p.add_argument("--target", type=_rate, metavar="TT", help="target throughput")
+    p.add_argument("--profile", type=Path, help="measured load profile (target and hot keys)")
+    p.add_argument(
+        "--metric",
+        default="bytes_per_s",
+        choices=["bytes_per_s", "messages_per_s"],
+        help="unit of the rates when a profile is used (default bytes_per_s)",
+    )
+    p.add_argument(
+        "--growth",
+        type=float,
+        default=1.0,
+        help="expected growth factor on the measured load (default 1)",
+    )
+    p.add_argument(
+        "--headroom", type=float, default=1.5, help="partition headroom factor (default 1.5)"
+    )
+    p.add_argument("--unit", default="bytes/s", help="unit label for given rates")
+    p.add_argument(
+        "--out", type=Path, default=DEFAULT_SIZING, help=f"JSON output (default {DEFAULT_SIZING})"
+    )
+    p.set_defaults(func=run_sizing_command)
+
+
+def run_sizing_command(args: argparse.Namespace) -> int:
+    from ..load.profile import read_profile
+    from .sizing import describe, size, size_from_profile
+
+    if args.profile:
+        result = size_from_profile(
+            read_profile(args.profile),
+            args.producer_rate,
+            args.consumer_rate,
+            metric=args.metric,
+            growth=args.growth,
+            headroom=args.headroom,
+            target=args.target,
+        )
+    elif args.target is not None:
+        result = size(
+            args.target,
+            args.producer_rate,
+            args.consumer_rate,
+            unit=args.unit,
+            headroom=args.headroom,
+        )
+    else:
+        print("sizing needs --target or --profile", file=sys.stderr)
+        return 2
+    _say(describe(result))
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(result.to_json(), indent=1, default=str) + "\n")
+    _say(f"sizing: {args.out}")
+    return 0
+
+
+# --- report ------------------------------------------------------------------------------
+
+
+def _report(subparsers: Any) -> None:
+    p = subparsers.add_parser(
+        "report",
+        help="one HTML page with plots and a recommendation",
+        description="Build report.html with PNG plots from evaluate's results, a measured "
+        "profile and a sizing result (each optional; defaults are the files the "
+        "other commands write under reports/).",
+    )
+    p.add_argument("--evaluate", type=Path, help=f"evaluate output (default {DEFAULT_EVALUATE})")
+    p.add_argument(
+        "--profile",
+        type=Path,
+        help=f"load profile JSON (default {DEFAULT_PROFILE_DIR / 'profile.json'})",
+    )
+    p.add_argument("--sizing", type=Path, help=f"sizing JSON (default {DEFAULT_SIZING})")
+    p.add_argument(
+        "--consumers",
+        type=int,
+        help="consumers for the measured-load plot (default: sizing's answer)",
+    )
+    p.add_argument(
+        "--out",
+        type=Path,
+        default=DEFAULT_REPORT_DIR,
+        help=f"output directory (default {DEFAULT_REPORT_DIR})",
+    )
+    p.set_defaults(func=run_report_command)
+
+
+def _given_or_default(value: Path | None, default: Path) -> Path | None:
+    if value is not None:
+        if not value.exists():
+            raise SystemExit(f"no such file: {value}")
+        return value
+    return default if default.exists() else None
+
+
+def run_report_command(args: argparse.Namespace) -> int:
+    from .report import build_report
+    from .sizing import Sizing
+
+    steps = _given_or_default(args.evaluate, DEFAULT_EVALUATE)
+    profile = _given_or_default(args.profile, DEFAULT_PROFILE_DIR / "profile.json")
+    sizing_path = _given_or_default(args.sizing, DEFAULT_SIZING)
+    if steps is None and profile is None and sizing_path is None:
+        print(
+            "nothing to report: run evaluate, profile or sizing first (or pass paths)",
+            file=sys.stderr,
+        )
+        return 2
+    sizing = None
+    if sizing_path is not None:
+        data = json.loads(sizing_path.read_text())
+        from .sizing import HotKey
+
+        data["hot_keys"] = [HotKey(**h) for h in data.get("hot_keys", [])]
+        sizing = Sizing(**data)
+    report = build_report(
+        args.out, steps_path=steps, profile_path=profile, sizing=sizing, consumers=args.consumers
+    )
+    if report.recommendation:
+        _say(f"recommendation: {report.recommendation}")
+    _say(f"report: {report.html.resolve()}")
+    return 0
