@@ -12,7 +12,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
 DPI = 110
-_PALETTE = plt.get_cmap("tab10").colors
+_PALETTE = [plt.get_cmap("tab10")(i) for i in range(10)]
 
 
 def colour(name: str, names: Sequence[str]) -> Any:
