@@ -1,0 +1,464 @@
+"""Shapes, subscription patterns and the one-cell measurement behind ``benchmarks.assignors``.
+
+One *cell* is (shape, subscription mode, event, assignor).  :func:`run_cell` runs in
+its own process: it builds the group exactly the way real members would (each
+member's own assignor instance makes its subscription, which goes through an
+encode/decode round trip like the broker's), then times only the leader's
+``assign(cluster, members)`` call.
+"""
+
+from __future__ import annotations
+
+import gc
+import importlib
+import pickle
+import resource
+import signal
+import statistics
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+from kafka.protocol.consumer.metadata import (
+    ConsumerProtocolAssignment,
+    ConsumerProtocolSubscription,
+)
+
+# --- what is compared -----------------------------------------------------------------
+
+#: wire name -> "module:Class"; kafka-python's four, then ours.
+ASSIGNORS: dict[str, str] = {
+    "range": "kafka.coordinator.assignors.range:RangePartitionAssignor",
+    "roundrobin": "kafka.coordinator.assignors.roundrobin:RoundRobinPartitionAssignor",
+    "sticky": "kafka.coordinator.assignors.sticky.sticky_assignor:StickyPartitionAssignor",
+    "cooperative-sticky": (
+        "kafka.coordinator.assignors.cooperative_sticky:CooperativeStickyAssignor"
+    ),
+    "balanced-sticky": "kafka_assignors:BalancedStickyAssignor",
+    "cooperative-balanced-sticky": "kafka_assignors:CooperativeBalancedStickyAssignor",
+}
+#: Ours, each with the kafka-python assignor it replaces (for the "x faster" ratio).
+OURS: dict[str, str] = {
+    "balanced-sticky": "sticky",
+    "cooperative-balanced-sticky": "cooperative-sticky",
+}
+#: kafka-python's assignors whose time grows too fast to run at every size.
+SLOW: frozenset[str] = frozenset({"sticky", "cooperative-sticky"})
+
+MODES = ("uniform", "unequal")
+EVENTS = ("fresh", "leave")
+
+
+@dataclass(frozen=True)
+class Shape:
+    """A group: ``topics`` topics of ``per_topic`` partitions each, ``consumers`` members."""
+
+    name: str
+    topics: int
+    per_topic: int
+    consumers: int
+
+    @property
+    def partitions(self) -> int:
+        return self.topics * self.per_topic
+
+    @property
+    def label(self) -> str:
+        return f"{self.partitions:,} x {self.consumers:,}"
+
+
+SHAPES: tuple[Shape, ...] = (
+    Shape("1k", topics=10, per_topic=100, consumers=50),
+    Shape("10k", topics=100, per_topic=100, consumers=1_000),
+    Shape("100k", topics=500, per_topic=200, consumers=1_000),
+    Shape("1m", topics=500, per_topic=2_000, consumers=2_000),
+)
+QUICK_SHAPES: tuple[Shape, ...] = (
+    Shape("1k", topics=10, per_topic=100, consumers=50),
+    Shape("2k", topics=20, per_topic=100, consumers=100),
+)
+
+
+def topic_names(shape: Shape) -> list[str]:
+    return [f"topic-{t:04d}" for t in range(shape.topics)]
+
+
+def member_ids(shape: Shape) -> list[str]:
+    return [f"consumer-{i:05d}" for i in range(shape.consumers)]
+
+
+def subscription(shape: Shape, mode: str, index: int) -> list[str]:
+    """The topics consumer ``index`` subscribes to.
+
+    ``uniform``: every consumer subscribes to every topic.
+
+    ``unequal`` (a rolling deploy that adds topics, or regex subscriptions seeing
+    different topic lists): even-numbered consumers subscribe to every topic;
+    odd-numbered consumer ``i`` subscribes to the first 20 %, 40 %, 60 % or 80 % of
+    the topics (in name order), cycling with ``(i // 2) % 4``.  So half the group
+    sees everything, and the other half is split evenly between four prefixes.
+    """
+    names = topic_names(shape)
+    if mode == "uniform" or index % 2 == 0:
+        return names
+    if mode != "unequal":
+        raise ValueError(f"unknown subscription mode {mode!r}")
+    fraction = ((index // 2) % 4 + 1) / 5
+    return names[: max(1, round(len(names) * fraction))]
+
+
+def leaving_member(shape: Shape) -> int:
+    """Index of the member that leaves in the ``leave`` event: the middle one (even)."""
+    return shape.consumers // 2
+
+
+# --- the fakes kafka-python hands an assignor ----------------------------------------
+
+
+class Cluster:
+    """The part of kafka-python's ``ClusterMetadata`` assignors use (new sets on each call)."""
+
+    def __init__(self, counts: Mapping[str, int]) -> None:
+        self._partitions = {t: dict.fromkeys(range(n)) for t, n in counts.items()}
+
+    def partitions_for_topic(self, topic: str) -> set[int] | None:
+        parts = self._partitions.get(topic)
+        return None if parts is None else set(parts.keys())
+
+    def topics(self, exclude_internal_topics: bool = True) -> set[str]:
+        return set(self._partitions)
+
+
+@dataclass
+class Member:
+    """A JoinGroup response member after the coordinator decoded its metadata."""
+
+    member_id: str
+    group_instance_id: str | None
+    metadata: Any
+
+
+def load_assignor(name: str) -> type[Any]:
+    module, _, cls = ASSIGNORS[name].partition(":")
+    result: type[Any] = getattr(importlib.import_module(module), cls)
+    return result
+
+
+def wire_subscription(instance: Any, topics: Sequence[str]) -> bytes:
+    """A member's subscription as it travels to the broker."""
+    return bytes(instance.metadata(set(topics)).encode())
+
+
+def decode_subscription(raw: bytes) -> Any:
+    """What the leader's coordinator does with each member's metadata."""
+    return ConsumerProtocolSubscription.decode(raw)
+
+
+# --- measuring -------------------------------------------------------------------------
+
+
+class CellTimeout(Exception):
+    """The assign call ran past the cell's time limit."""
+
+
+@contextmanager
+def time_limit(seconds: float) -> Iterator[None]:
+    """Interrupt pure-Python code after ``seconds`` (SIGALRM; main thread only)."""
+
+    def on_alarm(_signum: int, _frame: FrameType | None) -> None:
+        raise CellTimeout(f"assign() ran past {seconds:g} s")
+
+    previous = signal.signal(signal.SIGALRM, on_alarm)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def _status_kib(field_name: str) -> int | None:
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith(field_name + ":"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return None
+
+
+class PeakMemory:
+    """Peak RSS growth of one block, in MiB.
+
+    Linux lets a process reset its RSS high-water mark (``/proc/self/clear_refs``,
+    value 5); the growth is then ``VmHWM`` after minus ``VmRSS`` before.  Elsewhere
+    it falls back to ``ru_maxrss`` growth, which under-reports when setup already
+    peaked higher than the block does.
+    """
+
+    def __init__(self) -> None:
+        self.method = "VmHWM-VmRSS"
+        self.before_kib = 0
+        self.mib = 0.0
+
+    def __enter__(self) -> PeakMemory:
+        gc.collect()
+        try:
+            with open("/proc/self/clear_refs", "w") as f:
+                f.write("5")
+            rss = _status_kib("VmRSS")
+        except OSError:
+            rss = None
+        if rss is None:
+            self.method = "ru_maxrss"
+            rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        self.before_kib = rss
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.method == "ru_maxrss":
+            peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        else:
+            peak = _status_kib("VmHWM") or 0
+        self.mib = max(0, peak - self.before_kib) / 1024
+
+
+# --- what an assignment did ----------------------------------------------------------
+
+#: member -> topic -> partitions, as plain data (picklable, comparable).
+Plain = dict[str, dict[str, list[int]]]
+
+
+def plain(result: Mapping[str, Any]) -> Plain:
+    return {m: {t: list(ps) for t, ps in a.assigned_partitions} for m, a in result.items()}
+
+
+@dataclass
+class Figures:
+    valid: bool
+    problems: list[str]
+    assigned: int
+    unassigned: int
+    moved: int | None
+    spread: int
+
+
+def examine(
+    result: Plain,
+    subscriptions: Mapping[str, Sequence[str]],
+    counts: Mapping[str, int],
+    previous: Plain | None,
+) -> Figures:
+    """Check ``result`` and measure it.
+
+    *valid*: every partition is real, goes to at most one member, and only to a
+    member that subscribes to its topic.  *unassigned*: subscribed partitions no
+    member got (a cooperative first round withholds the ones that must move).
+    *moved*: partitions whose previous owner is still in the group but is not
+    their owner now (withheld ones count).  *spread*: max - min partition count
+    over all members.
+    """
+    problems: list[str] = []
+    owner: dict[tuple[str, int], str] = {}
+    sizes = dict.fromkeys(subscriptions, 0)
+    for member, by_topic in result.items():
+        if member not in subscriptions:
+            problems.append(f"assigned to non-member {member}")
+            continue
+        subscribed = set(subscriptions[member])
+        for topic, ps in by_topic.items():
+            if topic not in subscribed:
+                problems.append(f"{member} got {topic} it does not subscribe to")
+            n = counts.get(topic, 0)
+            for p in ps:
+                if not 0 <= p < n:
+                    problems.append(f"{topic}-{p} does not exist")
+                if owner.setdefault((topic, p), member) != member:
+                    problems.append(f"{topic}-{p} assigned twice")
+            sizes[member] += len(ps)
+    assigned = sum(sizes.values())
+    if assigned != len(owner):
+        problems.append(f"{assigned - len(owner)} duplicate assignment(s)")
+    wanted = {t for ts in subscriptions.values() for t in ts}
+    total = sum(counts[t] for t in wanted if t in counts)
+    moved = None
+    if previous is not None:
+        moved = 0
+        for member, by_topic in previous.items():
+            if member not in subscriptions:
+                continue
+            for topic, ps in by_topic.items():
+                for p in ps:
+                    if owner.get((topic, p)) != member:
+                        moved += 1
+    return Figures(
+        valid=not problems,
+        problems=problems[:5],
+        assigned=len(owner),
+        unassigned=total - len(owner),
+        moved=moved,
+        spread=max(sizes.values()) - min(sizes.values()) if sizes else 0,
+    )
+
+
+# --- one cell --------------------------------------------------------------------------
+
+
+@dataclass
+class CellSpec:
+    shape: Shape
+    mode: str
+    event: str
+    assignor: str
+    timeout: float
+    #: stop repeating once this much time was spent in timed calls
+    budget: float
+    max_repeats: int
+    #: file the fresh cell writes for the leave cell (and the leave cell reads)
+    handoff: str
+    #: if set, one more (untimed) call runs under cProfile and its stats go here
+    profile: str | None = None
+
+
+@dataclass
+class CellResult:
+    status: str  # "ok", "timeout", "error: ...", "skipped: ..."
+    seconds: list[float] = field(default_factory=list)
+    memory_mib: float | None = None
+    memory_method: str | None = None
+    valid: bool | None = None
+    problems: list[str] = field(default_factory=list)
+    unassigned: int | None = None
+    moved: int | None = None
+    spread: int | None = None
+    setup_seconds: float | None = None
+
+    @property
+    def best(self) -> float | None:
+        return min(self.seconds) if self.seconds else None
+
+    @property
+    def median(self) -> float | None:
+        return statistics.median(self.seconds) if self.seconds else None
+
+
+def _warm_up(cls: type[Any]) -> None:
+    """Import and first-call costs, paid on a tiny group outside the measurement."""
+    shape = Shape("warm", topics=2, per_topic=4, consumers=3)
+    cluster = Cluster(dict.fromkeys(topic_names(shape), shape.per_topic))
+    members = [
+        Member(m, None, decode_subscription(wire_subscription(cls(), topic_names(shape))))
+        for m in member_ids(shape)
+    ]
+    cls().assign(cluster, members)
+
+
+def _short(exc: BaseException) -> str:
+    text = f"{type(exc).__name__}: {exc}"
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def run_cell(spec: CellSpec) -> CellResult:
+    """Measure one cell (in a process of its own)."""
+    started = time.perf_counter()
+    shape = spec.shape
+    cls = load_assignor(spec.assignor)
+    _warm_up(cls)
+    names = topic_names(shape)
+    counts = dict.fromkeys(names, shape.per_topic)
+    cluster = Cluster(counts)
+    ids = member_ids(shape)
+    topics_of = {m: subscription(shape, spec.mode, i) for i, m in enumerate(ids)}
+
+    previous: Plain | None = None
+    if spec.event == "fresh":
+        instances = {m: cls() for m in ids}
+        wire = {m: wire_subscription(instances[m], topics_of[m]) for m in ids}
+    else:
+        try:
+            with open(spec.handoff, "rb") as f:
+                previous, wire = pickle.load(f)
+        except OSError:
+            return CellResult("skipped: no fresh assignment to start from")
+        gone = ids[leaving_member(shape)]
+        ids = [m for m in ids if m != gone]
+        topics_of.pop(gone)
+        instances = {}
+    members = [Member(m, None, decode_subscription(wire[m])) for m in ids]
+    leader = instances[ids[0]] if instances else cls()
+    del wire
+    setup = time.perf_counter() - started
+
+    cell = CellResult("ok", setup_seconds=setup)
+    first: Plain | None = None
+    while len(cell.seconds) < spec.max_repeats:
+        gc.collect()
+        memory = PeakMemory()
+        try:
+            with memory, time_limit(spec.timeout):
+                t0 = time.perf_counter()
+                result = leader.assign(cluster, members)
+                cell.seconds.append(time.perf_counter() - t0)
+        except CellTimeout:
+            if not cell.seconds:
+                return CellResult("timeout", setup_seconds=setup)
+            break
+        except Exception as exc:
+            if not cell.seconds:
+                return CellResult(f"error: {_short(exc)}", setup_seconds=setup)
+            break
+        if first is None:
+            cell.memory_mib = round(memory.mib, 1)
+            cell.memory_method = memory.method
+            first = plain(result)
+        del result
+        if sum(cell.seconds) >= spec.budget:
+            break
+
+    assert first is not None
+    figures = examine(first, topics_of, counts, previous)
+    cell.valid = figures.valid
+    cell.problems = figures.problems
+    cell.unassigned = figures.unassigned
+    cell.moved = figures.moved
+    cell.spread = figures.spread
+
+    if spec.profile:
+        import cProfile
+
+        gc.collect()
+        profiler = cProfile.Profile()
+        profiler.runcall(leader.assign, cluster, members)
+        profiler.dump_stats(spec.profile)
+
+    if spec.event == "fresh":
+        _hand_off(spec, instances, ids, topics_of, first)
+    return cell
+
+
+def _hand_off(
+    spec: CellSpec,
+    instances: Mapping[str, Any],
+    ids: Sequence[str],
+    topics_of: Mapping[str, Sequence[str]],
+    result: Plain,
+) -> None:
+    """Give each surviving member its assignment, and save what it then sends."""
+    gone = ids[leaving_member(spec.shape)]
+    wire: dict[str, bytes] = {}
+    for m in ids:
+        if m == gone:
+            continue
+        assignment = ConsumerProtocolAssignment(0, sorted(result.get(m, {}).items()), b"")
+        instances[m].on_assignment(assignment, generation=1)
+        wire[m] = wire_subscription(instances[m], topics_of[m])
+    path = Path(spec.handoff)
+    tmp = path.with_suffix(".part")
+    with open(tmp, "wb") as f:
+        pickle.dump((result, wire), f, protocol=pickle.HIGHEST_PROTOCOL)
+    tmp.replace(path)
