@@ -88,7 +88,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         log.info("starting the embedded Kafka broker (builds the image on first use) ...")
         try:
-            cluster = start_single_broker()
+            cluster = start_single_broker(keep=bool(args.keep))
         except Exception as exc:
             log.error("could not start the embedded broker: %s", exc)
             return 1

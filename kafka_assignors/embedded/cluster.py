@@ -368,6 +368,8 @@ def reap_orphans() -> int:
             labels = c.labels or {}
             if labels.get(f"{LABEL_PREFIX}.owner-host") != socket.gethostname():
                 continue
+            if labels.get(f"{LABEL_PREFIX}.keep") == "1":
+                continue  # started to outlive its process (demo --keep)
             pid = int(labels.get(f"{LABEL_PREFIX}.owner-pid", "0") or 0)
             if pid > 0 and not _pid_alive(pid):
                 log.warning(
@@ -388,7 +390,11 @@ def new_cluster_id() -> str:
 
 
 def _start_containers(
-    image: str, configs: list[NodeConfig], cluster_id: str, extra_env: Mapping[str, str] | None
+    image: str,
+    configs: list[NodeConfig],
+    cluster_id: str,
+    extra_env: Mapping[str, str] | None,
+    keep: bool,
 ) -> list[BrokerNode]:
     tc = _testcontainers()
     nodes: list[BrokerNode] = []
@@ -400,6 +406,7 @@ def _start_containers(
                 f"{LABEL_PREFIX}.node-id": str(cfg.node_id),
                 f"{LABEL_PREFIX}.owner-pid": str(os.getpid()),
                 f"{LABEL_PREFIX}.owner-host": socket.gethostname(),
+                f"{LABEL_PREFIX}.keep": "1" if keep else "0",
             }
             container = tc.DockerContainer(
                 image,
@@ -424,6 +431,7 @@ def start_cluster(
     extra_env: Mapping[str, str] | None = None,
     timeout: float = START_TIMEOUT_S,
     attempts: int = 2,
+    keep: bool = False,
 ) -> KafkaCluster:
     """Start ``size`` combined KRaft nodes (node ids 1..size, racks r1..rN) and wait until ready.
 
@@ -431,7 +439,9 @@ def start_cluster(
     ``KAFKA_ASSIGNORS_IMAGE``). ``extra_env`` adds/overrides container variables
     (official-image convention, e.g. SASL listener settings). On failure each broker's
     log is printed to stderr and BrokerStartError is raised; a port collision with
-    another process is retried with fresh ports.
+    another process is retried with fresh ports. ``keep=True`` marks the containers as
+    meant to outlive this process (see :meth:`KafkaCluster.detach`): orphan clean-up
+    leaves them alone.
     """
     if size < 1:
         raise ValueError("size must be >= 1")
@@ -450,7 +460,7 @@ def start_cluster(
         cluster_id = new_cluster_id()
         started = time.monotonic()
         cluster = KafkaCluster(
-            _start_containers(image, configs, cluster_id, extra_env), image, cluster_id
+            _start_containers(image, configs, cluster_id, extra_env, keep), image, cluster_id
         )
         _remember(cluster)
         try:
@@ -487,6 +497,9 @@ def start_single_broker(
     image: str | None = None,
     extra_env: Mapping[str, str] | None = None,
     timeout: float = START_TIMEOUT_S,
+    keep: bool = False,
 ) -> KafkaCluster:
     """Start one combined broker+controller (a cluster of size 1)."""
-    return start_cluster(1, racks=[rack], image=image, extra_env=extra_env, timeout=timeout)
+    return start_cluster(
+        1, racks=[rack], image=image, extra_env=extra_env, timeout=timeout, keep=keep
+    )
