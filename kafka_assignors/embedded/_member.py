@@ -97,9 +97,10 @@ def group_snapshot(consumer: Any) -> dict[str, Any]:
 class _Listener:
     """Reports kafka-python's rebalance callbacks (they run on its IO thread)."""
 
-    def __init__(self, emitter: Emitter) -> None:
+    def __init__(self, emitter: Emitter, revoke_delay_ms: int = 0) -> None:
         self.emitter = emitter
         self.consumer: Any = None
+        self.revoke_delay_ms = revoke_delay_ms
 
     def _emit(self, event: str, tps: Any) -> None:
         fields: dict[str, Any] = {"partitions": _partitions(tps)}
@@ -112,6 +113,11 @@ class _Listener:
 
     def on_partitions_revoked(self, revoked: Any) -> None:
         self._emit("revoked", revoked)
+        if self.revoke_delay_ms and revoked:
+            # stands for the work an application does before letting go (commit, flush):
+            # the partitions are still this member's until the callback returns
+            time.sleep(self.revoke_delay_ms / 1000)
+            self.emitter.emit("released", partitions=_partitions(revoked))
 
     def on_partitions_assigned(self, assigned: Any) -> None:
         self._emit("assigned", assigned)
@@ -120,13 +126,13 @@ class _Listener:
         self._emit("lost", lost)
 
 
-def _make_listener(emitter: Emitter) -> Any:
+def _make_listener(emitter: Emitter, revoke_delay_ms: int = 0) -> Any:
     from kafka import ConsumerRebalanceListener
 
     class Listener(_Listener, ConsumerRebalanceListener):  # type: ignore[misc]
         pass
 
-    return Listener(emitter)
+    return Listener(emitter, revoke_delay_ms)
 
 
 def _watch_stdin(stop: threading.Event) -> None:
@@ -167,7 +173,7 @@ def run(cfg: MemberConfig, emitter: Emitter) -> int:
             offsets=sorted([tp.topic, tp.partition, om.offset] for tp, om in offsets.items()),
         )
 
-    listener = _make_listener(emitter)
+    listener = _make_listener(emitter, cfg.revoke_delay_ms)
     consumer = KafkaConsumer(
         bootstrap_servers=cfg.bootstrap.split(","),
         group_id=cfg.group_id,

@@ -12,6 +12,7 @@ Events:
     subscribed  topics, strategies
     assigned    partitions + snapshot   kafka-python's on_partitions_assigned
     revoked     partitions + snapshot   on_partitions_revoked
+    released    partitions              on_partitions_revoked returned (with revoke_delay_ms)
     lost        partitions + snapshot   on_partitions_lost
     state       snapshot                generation/state/protocol/assignment changed
     record      topic, partition, offset, key, value, value_size   (if report_records)
@@ -56,6 +57,8 @@ class MemberConfig:
     auto_offset_reset: str = "earliest"
     report_records: bool = False
     processing_delay_ms: int = 0
+    #: time spent in on_partitions_revoked, as an application committing or flushing would
+    revoke_delay_ms: int = 0
     log_level: str = "WARNING"
     consumer_config: dict[str, Any] = field(default_factory=dict)
 
