@@ -253,15 +253,18 @@ def examine(
     subscriptions: Mapping[str, Sequence[str]],
     counts: Mapping[str, int],
     previous: Plain | None,
+    *,
+    cooperative: bool,
 ) -> Figures:
     """Check ``result`` and measure it.
 
-    *valid*: every partition is real, goes to at most one member, and only to a
-    member that subscribes to its topic.  *unassigned*: subscribed partitions no
-    member got (a cooperative first round withholds the ones that must move).
-    *moved*: partitions whose previous owner is still in the group but is not
-    their owner now (withheld ones count).  *spread*: max - min partition count
-    over all members.
+    *valid*: every partition is real, goes to at most one member, only to a member
+    that subscribes to its topic, and every subscribed partition goes to someone,
+    except that a cooperative first round may withhold a partition a remaining
+    member still owns (it changes owner in the second round).  *unassigned*:
+    subscribed partitions no member got.  *moved*: partitions whose previous owner
+    is still in the group but is not their owner now (withheld ones count).
+    *spread*: max - min partition count over all members.
     """
     problems: list[str] = []
     owner: dict[tuple[str, int], str] = {}
@@ -284,23 +287,24 @@ def examine(
     assigned = sum(sizes.values())
     if assigned != len(owner):
         problems.append(f"{assigned - len(owner)} duplicate assignment(s)")
-    wanted = {t for ts in subscriptions.values() for t in ts}
-    total = sum(counts[t] for t in wanted if t in counts)
-    moved = None
-    if previous is not None:
-        moved = 0
-        for member, by_topic in previous.items():
-            if member not in subscriptions:
-                continue
+
+    held: dict[tuple[str, int], str] = {}  # partition -> its previous owner, still here
+    for member, by_topic in (previous or {}).items():
+        if member in subscriptions:
             for topic, ps in by_topic.items():
-                for p in ps:
-                    if owner.get((topic, p)) != member:
-                        moved += 1
+                held.update(dict.fromkeys([(topic, p) for p in ps], member))
+    moved = None if previous is None else sum(owner.get(tp) != m for tp, m in held.items())
+
+    wanted = sorted({t for ts in subscriptions.values() for t in ts if t in counts})
+    missing = [(t, p) for t in wanted for p in range(counts[t]) if (t, p) not in owner]
+    lost = [tp for tp in missing if not (cooperative and tp in held)]
+    if lost:
+        problems.append(f"{len(lost)} partition(s) given to nobody, e.g. {lost[0]}")
     return Figures(
         valid=not problems,
         problems=problems[:5],
         assigned=len(owner),
-        unassigned=total - len(owner),
+        unassigned=len(missing),
         moved=moved,
         spread=max(sizes.values()) - min(sizes.values()) if sizes else 0,
     )
@@ -421,7 +425,8 @@ def run_cell(spec: CellSpec) -> CellResult:
             break
 
     assert first is not None
-    figures = examine(first, topics_of, counts, previous)
+    cooperative = spec.assignor.startswith("cooperative-")
+    figures = examine(first, topics_of, counts, previous, cooperative=cooperative)
     cell.valid = figures.valid
     cell.problems = figures.problems
     cell.unassigned = figures.unassigned
