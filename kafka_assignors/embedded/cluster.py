@@ -94,7 +94,7 @@ def node_env(
         "KAFKA_CONTROLLER_QUORUM_VOTERS": ",".join(
             f"{v.node_id}@{LOOPBACK}:{v.controller_port}" for v in voters
         ),
-        "KAFKA_LOG_DIRS": "/tmp/kraft-combined-logs",
+        "KAFKA_LOG_DIRS": "/var/lib/kafka/data",
         "KAFKA_OFFSETS_TOPIC_REPLICATION_FACTOR": replication,
         "KAFKA_TRANSACTION_STATE_LOG_REPLICATION_FACTOR": replication,
         "KAFKA_TRANSACTION_STATE_LOG_MIN_ISR": min_isr,
