@@ -55,6 +55,8 @@ class Window:
         if self.start_ms is not None:
             del opts["startingOffsets"]
             opts["startingTimestamp"] = str(self.start_ms)
+            # a partition with nothing newer than the start is read from its end (not an error)
+            opts["startingOffsetsByTimestampStrategy"] = "latest"
         if self.end_ms is not None:
             del opts["endingOffsets"]
             opts["endingTimestamp"] = str(self.end_ms)
