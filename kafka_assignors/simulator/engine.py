@@ -99,19 +99,27 @@ class _Member:
         protocols = self.assignor.supported_protocols()
         self._rebalance_protocol = max(protocols) if protocols else RebalanceProtocol.EAGER
         self.owned: dict[str, list[int]] = {}
+        # (bytes, decoded) of the last subscription sent and assignment received
+        self._sent: tuple[bytes, Any] = (b"", None)
+        self._last: tuple[bytes, Any] = (b"", None)
 
     def join(self) -> Any:
-        sub = self.assignor.metadata(set(self.spec.topics))
+        raw = self.assignor.metadata(set(self.spec.topics)).encode()
+        if raw != self._sent[0]:  # eager built-ins send the same bytes every time
+            self._sent = (raw, ConsumerProtocolSubscription.decode(raw))
         return SimpleNamespace(
             member_id=self.spec.member_id,
             group_instance_id=self.spec.instance_id,
-            metadata=ConsumerProtocolSubscription.decode(sub.encode()),
+            metadata=self._sent[1],
         )
 
     def receive(self, assignment: Any, generation: int) -> None:
         if assignment is None:
             assignment = ConsumerProtocolAssignment(0, [], b"")
-        decoded = ConsumerProtocolAssignment.decode(assignment.encode())
+        raw = assignment.encode()
+        if raw != self._last[0]:  # decoding is the costly half; unchanged bytes decode alike
+            self._last = (raw, ConsumerProtocolAssignment.decode(raw))
+        decoded = self._last[1]
         self.assignor.on_assignment(decoded, generation)
         self.owned = {t: sorted(ps) for t, ps in decoded.assigned_partitions if ps}
 

@@ -34,6 +34,12 @@ class Weigher:
     def __call__(self, topic: str, partition: int) -> float:
         return self._weights.get(TopicPartition(topic, partition), self.default)
 
+    def total(self, topic: str, partitions: Sequence[int]) -> float:
+        if not self._weights:
+            return self.default * len(partitions)
+        get, default = self._weights.get, self.default
+        return sum(get((topic, p), default) for p in partitions)
+
 
 def owner_map(assignment: AssignmentLike) -> dict[tuple[str, int], str]:
     """(topic, partition) -> owner; with duplicates, the member listed first keeps it."""
@@ -54,25 +60,24 @@ def balance(
 ) -> Balance:
     """Balance figures over the members in the group and the partitions they subscribe to."""
     subscribed = {t for m in members for t in m.topics if topics.get(t, 0) > 0}
-    rack_of = {m.member_id: m.rack for m in members}
     counts: dict[str, int] = {}
     loads: dict[str, float] = {}
     seen: set[tuple[str, int]] = set()
     duplicated = local = rack_known = 0
     for m in members:
         n, load = 0, 0.0
-        rack = rack_of[m.member_id]
         for topic, ps in assignment.get(m.member_id, {}).items():
             n += len(ps)
-            for p in ps:
-                load += weigh(topic, p)
-                if (topic, p) in seen:
-                    duplicated += 1
-                seen.add((topic, p))
-                replicas = replica_racks(topic, p)
-                if replicas and rack is not None:
-                    rack_known += 1
-                    local += rack in replicas
+            load += weigh.total(topic, ps)
+            before = len(seen)
+            seen.update((topic, p) for p in ps)
+            duplicated += len(ps) - (len(seen) - before)
+            if m.rack is not None:
+                for p in ps:
+                    replicas = replica_racks(topic, p)
+                    if replicas:
+                        rack_known += 1
+                        local += m.rack in replicas
         counts[m.member_id] = n
         loads[m.member_id] = load
     total = sum(topics[t] for t in subscribed)
