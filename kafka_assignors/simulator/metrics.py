@@ -38,7 +38,7 @@ class Weigher:
         if not self._weights:
             return self.default * len(partitions)
         get, default = self._weights.get, self.default
-        return sum(get((topic, p), default) for p in partitions)
+        return sum(get(TopicPartition(topic, p), default) for p in partitions)
 
 
 def owner_map(assignment: AssignmentLike) -> dict[tuple[str, int], str]:
