@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
-from kafka_assignors import TopicPartition, make_assignor
+from kafka_assignors import GroupSpec, KafkaPythonAssignor, TopicPartition, make_assignor
 from kafka_assignors.simulator import (
     Event,
     Scenario,
@@ -193,3 +195,50 @@ def test_empty_group_is_an_error_row() -> None:
     )
     steps = run_scenario(scenario, "range")
     assert steps[1].error == "the group is empty" and steps[1].members == 0
+
+
+class _WeightSeeing(KafkaPythonAssignor):
+    """Gives everything to one member unless it was told partition weights."""
+
+    name = "weight-seeing"
+
+    def __init__(self, weights: Any = None, *, client_rack: str | None = None) -> None:
+        super().__init__(client_rack=client_rack)
+        self.weights = weights
+
+    def assign_group(self, group: GroupSpec) -> Any:
+        tps = [(t, p) for t in sorted(group.topics) for p in range(group.partition_count(t))]
+        seen = self.weights(tps) if self.weights else {}
+        heavy = [tp for tp in tps if seen.get(TopicPartition(*tp), 0) > 1]
+        first, *rest = sorted(m.member_id for m in group.members)
+        return {
+            first: heavy,
+            **{
+                m: [tp for tp in tps if tp not in heavy][i :: len(rest)] for i, m in enumerate(rest)
+            },
+        }
+
+
+def test_assignors_that_take_weights_get_the_scenarios_weights() -> None:
+    """A constructor with `weights=` receives the scenario's weights (mean for new partitions)."""
+    weights = {TopicPartition("t", 0): 5.0, TopicPartition("t", 1): 1.0}
+    scenario = Scenario("w", {"t": 4}, members(3, ("t",)), weights=weights)
+    (step,) = run_scenario(scenario, _WeightSeeing, keep_assignments=True)
+    # t0 weighs 5; t2, t3 weigh the mean 3 > 1: the heavy ones go to C0
+    assert step.assignment is not None and step.assignment["C0"] == {"t": [0, 2, 3]}
+
+
+@pytest.mark.skipif("load-aware" not in assignor_names(), reason="LoadAwareAssignor not built")
+def test_load_aware_balances_simulated_weights_better_than_counting() -> None:
+    """With skewed weights, load-aware's busiest member carries less than balanced-sticky's."""
+    from kafka_assignors.simulator.grid import make_weights
+
+    topics = {"t": 24}
+    scenario = Scenario(
+        "skew", topics, members(4, ("t",)), weights=make_weights("zipf:1.2", topics, seed=2)
+    )
+    aware = run_scenario(scenario, "load-aware")[0]
+    counted = run_scenario(scenario, "balanced-sticky")[0]
+    assert aware.error is None and aware.load_imbalance is not None
+    assert counted.load_imbalance is not None
+    assert aware.load_imbalance < counted.load_imbalance

@@ -91,9 +91,9 @@ class _Cluster:
 class _Member:
     """One consumer: its own assignor instance and what it owns."""
 
-    def __init__(self, spec: SimMember, assignor: Any) -> None:
+    def __init__(self, spec: SimMember, assignor: Any, weigh: Weigher) -> None:
         self.spec = spec
-        self.assignor = new_instance(assignor, spec.rack)
+        self.assignor = new_instance(assignor, spec.rack, weigh.of)
         # Read by our adapter to learn the consumer's protocol, as from kafka-python's
         # coordinator (the object that calls metadata()).
         protocols = self.assignor.supported_protocols()
@@ -156,7 +156,7 @@ def _steps(scenario: Scenario, cls: Any, keep_assignments: bool) -> Iterator[Ste
     weigh = Weigher(scenario.weights)
     group: dict[str, _Member] = {}  # join order; the first one leads
     for spec in scenario.members:
-        group[spec.member_id] = _Member(spec, cls)
+        group[spec.member_id] = _Member(spec, cls, weigh)
     generation = 0
     previous: Assignment = {}
     events = (Event(INITIAL, label=INITIAL), *scenario.events)
@@ -165,7 +165,7 @@ def _steps(scenario: Scenario, cls: Any, keep_assignments: bool) -> Iterator[Ste
         for member_id in event.leaves:
             group.pop(member_id, None)
         for spec in event.joins:
-            group[spec.member_id] = _Member(spec, cls)
+            group[spec.member_id] = _Member(spec, cls, weigh)
         if event.kind == ADD_PARTITIONS:
             for topic, n in event.partitions.items():
                 counts[topic] = max(n, counts.get(topic, 0))

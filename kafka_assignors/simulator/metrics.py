@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from ..core.model import TopicPartition
@@ -33,6 +33,10 @@ class Weigher:
 
     def __call__(self, topic: str, partition: int) -> float:
         return self._weights.get(TopicPartition(topic, partition), self.default)
+
+    def of(self, partitions: Iterable[tuple[str, int]]) -> dict[TopicPartition, float]:
+        """Weights of ``partitions``: what a load-aware assignor is given in a simulation."""
+        return {TopicPartition(t, p): self(t, p) for t, p in partitions}
 
     def total(self, topic: str, partitions: Sequence[int]) -> float:
         if not self._weights:

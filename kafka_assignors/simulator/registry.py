@@ -10,6 +10,7 @@ from __future__ import annotations
 import copy
 import importlib
 import inspect
+from collections.abc import Callable, Collection
 from typing import Any
 
 import kafka_assignors
@@ -82,17 +83,26 @@ def wire_name(spec: str | type[Any] | Any) -> str:
     return str(resolve_assignor(spec).name)
 
 
-def new_instance(assignor: Any, rack: str | None) -> Any:
+def new_instance(
+    assignor: Any, rack: str | None, weights: Callable[[Collection[Any]], Any] | None = None
+) -> Any:
     """One member's own assignor, as ``KafkaConsumer`` makes it from its configuration.
 
-    A class is instantiated (with ``client_rack`` when it takes one); an
-    instance is deep-copied so members never share state.
+    A class is instantiated with ``client_rack`` and ``weights`` (the
+    scenario's partition weights, as a function of the partitions) when its
+    constructor takes them, so load-aware assignors see the simulated load.
+    An instance is deep-copied so members never share state.
     """
     if not inspect.isclass(assignor):
         return copy.deepcopy(assignor)
     factory: Any = assignor
     try:
-        takes_rack = "client_rack" in inspect.signature(factory).parameters
+        params = set(inspect.signature(factory).parameters)
     except (TypeError, ValueError):
-        takes_rack = False
-    return factory(client_rack=rack) if takes_rack else factory()
+        params = set()
+    kwargs: dict[str, Any] = {}
+    if "client_rack" in params:
+        kwargs["client_rack"] = rack
+    if "weights" in params and weights is not None:
+        kwargs["weights"] = weights
+    return factory(**kwargs)
