@@ -91,9 +91,9 @@ def size(
     for h in hot:
         if h.rate > consumer_per_partition:
             warnings.append(
-                f"key {h.key!r} on {h.topic}:{h.partition} carries {h.rate:,.1f} {unit}, more "
-                f"than one consumer takes ({consumer_per_partition:,.1f}); no partition count "
-                "fixes this: split the key (e.g. add a suffix) or speed up its processing"
+                f"key {h.key!r} on {h.topic}:{h.partition} carries {human(h.rate, unit)}, more "
+                f"than one consumer takes ({human(consumer_per_partition, unit)}); no partition "
+                "count fixes this: split the key (e.g. add a suffix) or speed up its processing"
             )
     if current_partitions is not None and current_partitions < needed:
         warnings.append(
@@ -154,7 +154,7 @@ def size_from_profile(
         headroom=headroom,
         current_partitions=current,
         hot_keys=hot,
-        source="given" if target is not None else f"measured {measured:,.1f} x growth {growth:g}",
+        source="given" if target is not None else f"measured {human(measured, unit)} x {growth:g}",
     )
 
 
@@ -165,12 +165,22 @@ def _rate(p: PartitionLoad, metric: str) -> float:
     return float(value)
 
 
+def human(value: float, unit: str) -> str:
+    """1500000, 'bytes/s' -> '1.5 MB/s' (decimal prefixes); other units keep plain numbers."""
+    if unit.startswith("bytes"):
+        for prefix, scale in (("G", 1e9), ("M", 1e6), ("k", 1e3)):
+            if abs(value) >= scale:
+                return f"{value / scale:,.3g} {prefix}B/s"
+        return f"{value:,.3g} B/s"
+    return f"{value:,.4g} {unit}"
+
+
 def describe(s: Sizing) -> str:
     """A few plain sentences for the terminal and the report."""
     lines = [
-        f"Target {s.target:,.1f} {s.unit} ({s.source}); one partition takes "
-        f"{s.producer_per_partition:,.1f} from producers and gives {s.consumer_per_partition:,.1f}"
-        " to a consumer.",
+        f"Target {human(s.target, s.unit)} ({s.source}); one partition takes "
+        f"{human(s.producer_per_partition, s.unit)} from producers and gives "
+        f"{human(s.consumer_per_partition, s.unit)} to a consumer.",
         f"Partitions needed: {s.partitions_needed} (max of target/producer and "
         f"target/consumer); with {s.headroom:g}x headroom: {s.partitions_recommended}.",
         f"Consumers worth running: {s.consumers_worth_running} (more than "
