@@ -90,7 +90,8 @@ def evaluate(
         resolve_assignor(name)  # fail here, before Spark starts the job
     tasks = [(s, a) for s in scenarios for a in assignors]
     sc = spark.sparkContext
-    n = slices or min(len(tasks), max(1, sc.defaultParallelism) * 8)
+    # enough slices for a steady progress count and no long straggler at the end
+    n = slices or min(len(tasks), max(sc.defaultParallelism * 8, len(tasks) // 10))
     # parallelize() cuts the list into contiguous slices: deal the tasks out like
     # cards so each slice gets a fair share of the big scenarios
     tasks.sort(key=lambda t: -t[0].steps * sum(t[0].topics.values()))

@@ -204,7 +204,7 @@ def progress(spark: Any, what: str, every: float = 2.0) -> Iterator[None]:
     started = time.monotonic()
 
     def watch() -> None:
-        last = ""
+        last, said = "", time.monotonic()
         while not stop.wait(every):
             done = total = running = 0
             for sid in tracker.getActiveStageIds():
@@ -215,9 +215,9 @@ def progress(spark: Any, what: str, every: float = 2.0) -> Iterator[None]:
                     running += info.numActiveTasks
             if total:
                 line = f"{what}: {done}/{total} tasks done, {running} running"
-                if line != last:
+                if line != last or time.monotonic() - said > 30:
                     log(f"{line} ({time.monotonic() - started:.0f} s)")
-                    last = line
+                    last, said = line, time.monotonic()
 
     thread = threading.Thread(target=watch, name="progress", daemon=True)
     thread.start()
