@@ -27,6 +27,7 @@ from .leader import (
     WireMember,
     gc_paused,
 )
+from .racks import replica_racks
 from .user_data import encode_user_data
 
 log = logging.getLogger("kafka_assignors")
@@ -46,6 +47,9 @@ class KafkaPythonAssignor(AbstractPartitionAssignor):  # type: ignore[misc]
     cooperative: ClassVar[bool] = False
     #: True for strategies that deliberately give a partition to several members.
     broadcast: ClassVar[bool] = False
+    #: True for strategies that read replica racks (``TopicSpec.replica_racks``); the
+    #: leader then reads them from cluster metadata when any member sent a rack.
+    uses_replica_racks: ClassVar[bool] = False
 
     def __init__(self, *, client_rack: str | None = None) -> None:
         if not self.name:
@@ -113,7 +117,8 @@ class KafkaPythonAssignor(AbstractPartitionAssignor):  # type: ignore[misc]
         self, cluster: Any, members: Sequence[Any]
     ) -> dict[str, ConsumerProtocolAssignment]:
         wire = [_wire_member(m) for m in members]
-        topics = _topic_specs(cluster, {t for w in wire for t in w.topics})
+        racks = self.uses_replica_racks and any(w.rack for w in wire)
+        topics = _topic_specs(cluster, {t for w in wire for t in w.topics}, racks)
         sent = self._leader.assign(
             self.assign_group,
             wire,
@@ -150,7 +155,7 @@ def _wire_member(member: Any) -> WireMember:
     )
 
 
-def _topic_specs(cluster: Any, topics: set[str]) -> dict[str, TopicSpec]:
+def _topic_specs(cluster: Any, topics: set[str], racks: bool = False) -> dict[str, TopicSpec]:
     specs = {}
     for topic in sorted(topics):
         partitions = cluster.partitions_for_topic(topic)
@@ -161,7 +166,8 @@ def _topic_specs(cluster: Any, topics: set[str]) -> dict[str, TopicSpec]:
         if max(partitions) != count - 1:
             log.warning("topic %s reports partitions %s; using the first %d", topic,
                         sorted(partitions), count)
-        specs[topic] = TopicSpec(topic, count)
+        rack_data = replica_racks(cluster, topic, count) if racks else {}
+        specs[topic] = TopicSpec(topic, count, rack_data)
     return specs
 
 
