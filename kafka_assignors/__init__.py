@@ -8,22 +8,44 @@ from __future__ import annotations
 
 from .adapters.kafka_python import KafkaPythonAssignor
 from .assignors.balanced_sticky import BalancedStickyAssignor, CooperativeBalancedStickyAssignor
+from .assignors.broadcast import BroadcastAssignor, CooperativeBroadcastAssignor
+from .assignors.co_partitioned import CooperativeCoPartitionedAssignor, CoPartitionedAssignor
+from .assignors.load_aware import CooperativeLoadAwareAssignor, LoadAwareAssignor
+from .assignors.pinned import CooperativePinnedAssignor, PinnedAssignor
+from .assignors.rack_aware import CooperativeRackAwareAssignor, RackAwareAssignor
 from .core.model import Assignment, GroupSpec, MemberSpec, TopicPartition, TopicSpec
 from .core.validate import InvalidAssignmentError
 from .custom import make_assignor
+from .load.live_lag import LiveLag
+from .load.sources import FixedWeights, FunctionWeights, ProfileFile, WeightSource
 
 __version__ = "0.1.0.dev0"
 
 __all__ = [
     "Assignment",
     "BalancedStickyAssignor",
+    "BroadcastAssignor",
+    "CoPartitionedAssignor",
     "CooperativeBalancedStickyAssignor",
+    "CooperativeBroadcastAssignor",
+    "CooperativeCoPartitionedAssignor",
+    "CooperativeLoadAwareAssignor",
+    "CooperativePinnedAssignor",
+    "CooperativeRackAwareAssignor",
+    "FixedWeights",
+    "FunctionWeights",
     "GroupSpec",
     "InvalidAssignmentError",
     "KafkaPythonAssignor",
+    "LiveLag",
+    "LoadAwareAssignor",
     "MemberSpec",
+    "PinnedAssignor",
+    "ProfileFile",
+    "RackAwareAssignor",
     "TopicPartition",
     "TopicSpec",
+    "WeightSource",
     "__version__",
     "make_assignor",
 ]

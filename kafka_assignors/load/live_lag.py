@@ -1,0 +1,176 @@
+"""Live lag as partition weights: log end offset minus the group's committed offset.
+
+The leader reads both at assignment time with a short-lived admin client built
+from the consumer's own connection settings - the same bootstrap servers,
+security protocol, SASL and SSL settings (every ``ssl_*`` and ``sasl_*`` key the
+consumer's connections use), never a weaker connection: if a security setting
+cannot be carried over, the source fails and the leader falls back.
+
+kafka-python does not hand an assignor the consumer's configuration; the
+``ConsumerCoordinator`` that calls the assignor holds it, so it is read from
+the calling frame (or passed explicitly with ``consumer=``).  The lookup runs in
+a worker thread bounded by ``timeout_s``: the consumer's own network loop is
+waiting on the assignment and must not be blocked for long.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Collection, Mapping
+from typing import Any
+
+from ..adapters._callers import caller_value
+from ..core.model import TopicPartition
+from .sources import WeightContext
+
+#: Connection settings copied besides every ``ssl_*`` and ``sasl_*`` key.
+CONNECTION_KEYS = (
+    "bootstrap_servers", "security_protocol", "api_version", "client_dns_lookup",
+    "socket_options", "proxy_url", "connections_max_idle_ms", "reconnect_backoff_ms",
+    "reconnect_backoff_max_ms", "receive_buffer_bytes", "send_buffer_bytes",
+)
+
+
+class WeightSourceError(RuntimeError):
+    """The live lag could not be read (the leader logs this and falls back)."""
+
+
+def consumer_settings() -> dict[str, Any]:
+    """The calling kafka-python consumer's connection settings, group id and isolation level.
+
+    Empty when no ``ConsumerCoordinator`` is among the callers.
+    """
+    from kafka.coordinator.consumer import ConsumerCoordinator
+
+    def read(f_locals: dict[str, Any]) -> Any:
+        coord = f_locals.get("self")
+        return coord if isinstance(coord, ConsumerCoordinator) else None
+
+    coord = caller_value(read, depth=16)
+    if coord is None:
+        return {}
+    manager = getattr(coord, "_manager", None) or coord._client._manager
+    return {
+        "connection": dict(manager.config),
+        "group_id": coord.group_id,
+        "isolation_level": coord.config.get("isolation_level", "read_uncommitted"),
+    }
+
+
+def admin_config(connection: Mapping[str, Any], accepted: Mapping[str, Any],
+                 timeout_ms: int) -> dict[str, Any]:
+    """Admin client settings: the consumer's connection settings, and only those.
+
+    ``accepted`` is the admin client's own defaults.  Raises
+    :class:`WeightSourceError` if a security setting would be lost.
+    """
+    for key in ("bootstrap_servers", "security_protocol"):
+        if not connection.get(key):
+            raise WeightSourceError(f"the consumer's {key} is unknown")
+    config: dict[str, Any] = {}
+    for key, value in connection.items():
+        security = key.startswith(("ssl_", "sasl_"))
+        if key not in CONNECTION_KEYS and not security:
+            continue
+        if key in accepted:
+            config[key] = value
+        elif security and value is not None and value != accepted.get(key):
+            raise WeightSourceError(
+                f"the admin client cannot take the consumer's {key}; refusing a weaker connection"
+            )
+    config["client_id"] = f"{connection.get('client_id', 'kafka-python')}-load-aware"
+    config["request_timeout_ms"] = timeout_ms
+    config["bootstrap_timeout_ms"] = timeout_ms
+    return config
+
+
+class LiveLag:
+    """Weights = the group's lag per partition, read by the leader at assignment time.
+
+    Partitions the group never committed weigh the mean of the others.
+    ``consumer`` may give ``{"connection": {...}, "group_id": ...}`` explicitly
+    (for clients whose coordinator cannot be found); ``admin_factory`` replaces
+    ``kafka.admin.KafkaAdminClient`` (tests).
+    """
+
+    description = "live group lag"
+
+    def __init__(
+        self,
+        timeout_s: float = 5.0,
+        *,
+        consumer: Mapping[str, Any] | None = None,
+        admin_factory: Callable[..., Any] | None = None,
+    ) -> None:
+        if timeout_s <= 0:
+            raise ValueError("timeout_s must be positive")
+        self.timeout_s = timeout_s
+        self._consumer = dict(consumer) if consumer is not None else None
+        self._admin_factory = admin_factory
+
+    def weights(
+        self, partitions: Collection[TopicPartition], context: WeightContext
+    ) -> Mapping[TopicPartition, float]:
+        settings = self._consumer or dict(context.consumer) or consumer_settings()
+        if not settings.get("group_id") or not settings.get("connection"):
+            raise WeightSourceError("the consumer's connection settings and group id are unknown")
+        factory = self._admin_factory
+        if factory is None:
+            from kafka.admin import KafkaAdminClient
+
+            factory = KafkaAdminClient
+        accepted = getattr(factory, "DEFAULT_CONFIG", None)
+        if accepted is None:
+            from kafka.admin import KafkaAdminClient
+
+            accepted = KafkaAdminClient.DEFAULT_CONFIG
+        config = admin_config(settings["connection"], accepted, int(self.timeout_s * 1000))
+        box: dict[str, Any] = {}
+
+        def run() -> None:
+            try:
+                box["value"] = _read_lag(factory, config, settings, list(partitions))
+            except BaseException as exc:  # handed to the leader's thread below
+                box["error"] = exc
+
+        worker = threading.Thread(target=run, name="kafka-assignors-live-lag", daemon=True)
+        worker.start()
+        worker.join(self.timeout_s)
+        if worker.is_alive():
+            raise WeightSourceError(f"no answer from the brokers within {self.timeout_s:g} s")
+        if "error" in box:
+            raise box["error"]
+        result: dict[TopicPartition, float] = box["value"]
+        return result
+
+
+def _read_lag(
+    factory: Callable[..., Any],
+    config: Mapping[str, Any],
+    settings: Mapping[str, Any],
+    partitions: list[TopicPartition],
+) -> dict[TopicPartition, float]:
+    from kafka.admin import OffsetSpec
+    from kafka.protocol.consumer import IsolationLevel
+    from kafka.structs import TopicPartition as KafkaTopicPartition
+
+    tps = [KafkaTopicPartition(t, p) for t, p in partitions]
+    group_id = settings["group_id"]
+    admin = factory(**config)
+    try:
+        committed = admin.list_group_offsets({group_id: tps}).get(group_id, {})
+        ends = admin.list_partition_offsets(
+            dict.fromkeys(tps, OffsetSpec.LATEST),
+            isolation_level=IsolationLevel.build_from(settings.get("isolation_level",
+                                                                   "read_uncommitted")),
+            timeout_ms=config["request_timeout_ms"],
+        )
+    finally:
+        admin.close()
+    lag: dict[TopicPartition, float] = {}
+    for tp in tps:
+        done, end = committed.get(tp), ends.get(tp)
+        if done is None or end is None or done.offset < 0:
+            continue  # never committed: weighs the mean of the others
+        lag[TopicPartition(tp.topic, tp.partition)] = float(max(0, end.offset - done.offset))
+    return lag
