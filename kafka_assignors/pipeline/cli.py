@@ -22,11 +22,15 @@ DEFAULT_GRID = Path(__file__).parent / "scenarios" / "default.yaml"
 
 
 def add_parser(subparsers: Any) -> None:
-    """Add the four pipeline subcommands."""
+    """Add the pipeline subcommands: profile, evaluate, sizing, report and analyze (all four
+    in one go)."""
+    from . import analyze
+
     _profile(subparsers)
     _evaluate(subparsers)
     _sizing(subparsers)
     _report(subparsers)
+    analyze.add_parser(subparsers)
 
 
 def _spark_options(p: argparse.ArgumentParser) -> None:

@@ -1,0 +1,90 @@
+"""The report without Spark: figures per assignor, the recommendation, the page and its PNGs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kafka_assignors.load.profile import LoadProfile, PartitionLoad
+from kafka_assignors.pipeline.evaluate import STEP_COLUMNS, TAGS
+from kafka_assignors.pipeline.sizing import size
+from kafka_assignors.simulator import Event, Scenario, SimMember, simulate
+
+pd = pytest.importorskip("pandas")
+pytest.importorskip("matplotlib")
+
+
+def steps_frame(assignors: list[str]) -> Any:
+    """What evaluate writes, made in-process for two small scenarios."""
+    rows = []
+    for n in (2, 3):
+        ms = tuple(SimMember(f"c{i}", ("a", "b")) for i in range(n))
+        scenario = Scenario(
+            f"s{n}",
+            {"a": 4, "b": 4},
+            ms,
+            events=(
+                Event("join", joins=(SimMember("c9", ("a", "b")),)),
+                Event("leave", leaves=("c0",)),
+            ),
+            tags={"cluster": f"shape{n}", "churn": "c"},
+        )
+        for name in assignors:
+            for step in simulate(scenario, name):
+                row = step.row()
+                row.update({t: scenario.tags.get(t, "") for t in TAGS})
+                row["scenario"], row["assignor"] = scenario.name, name
+                rows.append(row)
+    return pd.DataFrame(rows, columns=[*TAGS, *(c for c, _ in STEP_COLUMNS)])
+
+
+def test_recommendation_prefers_balance_then_stickiness() -> None:
+    """balanced-sticky beats range (balance) and roundrobin (moves) on these scenarios."""
+    from kafka_assignors.pipeline.summary import per_assignor, recommend
+
+    figures = per_assignor(steps_frame(["range", "roundrobin", "balanced-sticky"]))
+    assert [f.assignor for f in figures] == ["balanced-sticky", "range", "roundrobin"]
+    pick, reasons = recommend(figures)
+    assert pick == "balanced-sticky"
+    assert reasons[0].startswith("Use balanced-sticky.")
+    assert any(r.startswith("roundrobin:") for r in reasons)
+
+
+def test_report_page_and_plots(tmp_path: Path) -> None:
+    """All five PNGs are written and linked; sizing and failures are in the page."""
+    from kafka_assignors.pipeline.report import build_report
+
+    steps = tmp_path / "steps.parquet"
+    frame = steps_frame(["range", "balanced-sticky"])
+    frame.loc[0, "error"] = "KeyError: boom"
+    frame.to_parquet(steps)
+    profile = tmp_path / "profile.json"
+    LoadProfile(
+        tuple(PartitionLoad("a", p, float(p + 1), {"bytes_per_s": float(p + 1)}) for p in range(8)),
+        "bytes_per_s",
+    ).write(profile)
+    report = build_report(
+        tmp_path / "out",
+        steps_path=steps,
+        profile_path=profile,
+        sizing=size(40, 10, 5, headroom=1.0),
+    )
+    page = report.html.read_text()
+    assert len(report.plots) == 5
+    for png in report.plots:
+        assert png.read_bytes()[:4] == b"\x89PNG" and f'src="{png.name}"' in page
+    assert "range failed in 1 of" in page
+    assert "Partitions needed: 8" in page and "Recommendation: balanced-sticky" in page
+
+
+def test_report_of_a_profile_alone(tmp_path: Path) -> None:
+    """Without evaluate results the page still shows the measured load per consumer."""
+    from kafka_assignors.pipeline.report import build_report
+
+    profile = tmp_path / "profile.json"
+    LoadProfile(tuple(PartitionLoad("a", p, 1.0) for p in range(3)), "bytes_per_s").write(profile)
+    report = build_report(tmp_path / "out", profile_path=profile, consumers=10)
+    assert [p.name for p in report.plots] == ["partition_load.png", "consumer_load.png"]
+    assert "Assigned to 3 consumers" in report.html.read_text()  # capped at partitions
