@@ -39,6 +39,11 @@ def grid(steps: int, partitions: int, topics: int, consumers: int) -> dict[str, 
     }
 
 
+def cores(master: str) -> int:
+    inside = master.partition("[")[2].rstrip("]")
+    return (os.cpu_count() or 1) if inside in ("*", "") else int(inside)
+
+
 def run(master: str, scenarios: list, assignors: list[str], out: Path) -> dict[str, object]:
     from kafka_assignors.pipeline.evaluate import evaluate
     from kafka_assignors.pipeline.session import build_session
@@ -60,6 +65,9 @@ def run(master: str, scenarios: list, assignors: list[str], out: Path) -> dict[s
         "failed": summary.errors,
         "session_start_s": round(ready, 1),
         "evaluate_s": round(summary.seconds, 1),
+        "simulation_cpu_s": round(summary.cpu_seconds, 1),
+        # what the same work takes with the machine to itself: CPU time over the cores used
+        "idle_estimate_s": round(summary.cpu_seconds / cores(master), 1),
         "scenario_steps_per_s": round(steps / summary.seconds, 1),
         "rebalances_per_s": round(summary.steps / summary.seconds, 1),
         "within_goal": summary.seconds + ready < GOAL_SECONDS,

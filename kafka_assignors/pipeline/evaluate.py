@@ -8,6 +8,7 @@ rebalance step; written as Parquet.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -50,6 +51,8 @@ class Summary:
     steps: int
     errors: int
     seconds: float
+    #: CPU seconds the executors' Python spent simulating (independent of machine load).
+    cpu_seconds: float = 0.0
 
     @property
     def steps_per_second(self) -> float:
@@ -61,14 +64,20 @@ def schema_ddl() -> str:
     return ", ".join(f"`{name}` {kind}" for name, kind in cols)
 
 
-def run_task(task: tuple[Scenario, str]) -> Iterator[tuple[Any, ...]]:
-    """All steps of one scenario under one assignor, as rows (runs on an executor)."""
+def run_task(task: tuple[Scenario, str], cpu: Any = None) -> Iterator[tuple[Any, ...]]:
+    """All steps of one scenario under one assignor, as rows (runs on an executor).
+
+    ``cpu``, a Spark accumulator, collects the CPU time spent.
+    """
     scenario, assignor = task
     tags = tuple(scenario.tags.get(t, "") for t in TAGS)
+    started = time.process_time()
     for step in simulate(scenario, assignor):
         row = step.row()
         row["scenario"], row["assignor"] = scenario.name, assignor
         yield tags + tuple(row[name] for name, _ in STEP_COLUMNS)
+    if cpu is not None:
+        cpu.add(time.process_time() - started)
 
 
 def evaluate(
@@ -80,8 +89,6 @@ def evaluate(
     slices: int | None = None,
 ) -> Summary:
     """Simulate every scenario under every assignor and write ``output`` (Parquet)."""
-    import time
-
     from .session import progress
 
     if not scenarios or not assignors:
@@ -97,13 +104,19 @@ def evaluate(
     tasks.sort(key=lambda t: -t[0].steps * sum(t[0].topics.values()))
     dealt = [t for i in range(n) for t in tasks[i::n]]
     started = time.perf_counter()
-    rows = sc.parallelize(dealt, n).flatMap(run_task)
+    cpu = sc.accumulator(0.0)
+    rows = sc.parallelize(dealt, n).flatMap(lambda task: run_task(task, cpu))
     frame = spark.createDataFrame(rows, schema=schema_ddl())
     with progress(spark, "evaluate"):
         frame.write.mode("overwrite").parquet(str(output))
     seconds = time.perf_counter() - started
     return Summary(
-        Path(output), len(scenarios), len(assignors), *count_rows(spark, output), seconds
+        Path(output),
+        len(scenarios),
+        len(assignors),
+        *count_rows(spark, output),
+        seconds,
+        float(cpu.value),
     )
 
 
