@@ -333,6 +333,8 @@ class CellSpec:
 class CellResult:
     status: str  # "ok", "timeout", "error: ...", "skipped: ..."
     seconds: list[float] = field(default_factory=list)
+    #: CPU seconds of the same calls (less sensitive to other processes than wall time)
+    cpu_seconds: list[float] = field(default_factory=list)
     memory_mib: float | None = None
     memory_method: str | None = None
     valid: bool | None = None
@@ -349,6 +351,10 @@ class CellResult:
     @property
     def median(self) -> float | None:
         return statistics.median(self.seconds) if self.seconds else None
+
+    @property
+    def cpu_median(self) -> float | None:
+        return statistics.median(self.cpu_seconds) if self.cpu_seconds else None
 
 
 def _warm_up(cls: type[Any]) -> None:
@@ -405,9 +411,11 @@ def run_cell(spec: CellSpec) -> CellResult:
         memory = PeakMemory()
         try:
             with memory, time_limit(spec.timeout):
-                t0 = time.perf_counter()
+                c0, t0 = time.process_time(), time.perf_counter()
                 result = leader.assign(cluster, members)
-                cell.seconds.append(time.perf_counter() - t0)
+                t1, c1 = time.perf_counter(), time.process_time()
+                cell.seconds.append(t1 - t0)
+                cell.cpu_seconds.append(c1 - c0)
         except CellTimeout:
             if not cell.seconds:
                 return CellResult("timeout", setup_seconds=setup)

@@ -65,6 +65,7 @@ def _cell_main(raw: str) -> int:
     result = run_cell(CellSpec(**data))
     out = dataclasses.asdict(result)
     out["best"], out["median"] = result.best, result.median
+    out["cpu_median"] = result.cpu_median
     print(MARKER + json.dumps(out), flush=True)
     return 0
 
@@ -307,7 +308,8 @@ def _one_line(cell: dict[str, Any]) -> str:
     moved = "" if cell.get("moved") is None else f" moved {cell['moved']:,}"
     valid = "" if cell.get("valid") else f" INVALID {cell.get('problems')}"
     return (
-        f"{head} {cell['median']:9.4f} s (best {cell['best']:.4f}, n={len(cell['seconds'])})"
+        f"{head} {cell['median']:9.4f} s (best {cell['best']:.4f}, "
+        f"cpu {cell['cpu_median']:.4f}, n={len(cell['seconds'])})"
         f" {cell['memory_mib']:7.1f} MiB spread {cell['spread']}{moved}{valid}"
     )
 
