@@ -18,6 +18,7 @@ log = logging.getLogger(__name__)
 
 DEFAULT_IMAGE = "kafka-assignors/kafka:4.4.0"
 IMAGE_ENV = "KAFKA_ASSIGNORS_IMAGE"
+BUILD_TAG_ENV = "KAFKA_ASSIGNORS_BUILD_IMAGE"  # the tag build-image.sh builds
 REPO_ENV = "KAFKA_ASSIGNORS_REPO"
 BUILD_TIMEOUT_S = 1800.0
 ENGINE_TIMEOUT_S = 1200.0
@@ -33,9 +34,14 @@ def configured_image() -> str | None:
     return value or None
 
 
+def built_image_tag() -> str:
+    """The tag docker/build-image.sh builds (KAFKA_ASSIGNORS_BUILD_IMAGE or the default)."""
+    return os.environ.get(BUILD_TAG_ENV, "").strip() or DEFAULT_IMAGE
+
+
 def broker_image() -> str:
     """The image the embedded brokers run."""
-    return configured_image() or DEFAULT_IMAGE
+    return configured_image() or built_image_tag()
 
 
 def repo_root() -> Path:
@@ -112,4 +118,4 @@ def ensure_image() -> str:
         return image
     # build-image.sh itself ensures the engine first.
     _run_script(repo_root() / "docker" / "build-image.sh", BUILD_TIMEOUT_S, "broker image build")
-    return DEFAULT_IMAGE
+    return built_image_tag()
