@@ -104,10 +104,9 @@ def build_report(
 def _section_evaluate(steps: Any, figures: list[AssignorFigures]) -> str:
     header = (
         "<tr><th>assignor</th><th>scenarios</th><th>rebalances</th><th>failed</th>"
-        "<th>busiest / mean load</th><th>worst</th><th>max &minus; min partitions</th>"
-        "<th>moved per rebalance</th><th>from consumers that stayed</th><th>rounds</th>"
-        "<th>idle consumers</th><th>rack-local</th><th>co-partition splits</th>"
-        "<th>assign ms</th></tr>"
+        "<th>load: busiest / mean</th><th>worst</th><th>partitions: max &minus; min</th>"
+        "<th>moved</th><th>from stayers</th><th>rounds</th><th>idle</th><th>rack-local</th>"
+        "<th>co-partition splits</th><th>assign ms</th></tr>"
     )
     rows = []
     for f in figures:
@@ -191,7 +190,8 @@ body {{ font-family: system-ui, sans-serif; max-width: 1100px; margin: 2em auto;
        padding: 0 1em; color: #222; line-height: 1.45; }}
 h1 {{ margin-bottom: 0.1em; }} .when {{ color: #777; margin-top: 0; }}
 .verdict {{ background: #eef6ee; border-left: 5px solid #55A868; padding: 0.6em 1.2em; }}
-table {{ border-collapse: collapse; font-size: 0.9em; margin: 1em 0; }}
+table {{ border-collapse: collapse; font-size: 0.85em; margin: 1em 0 0.3em; }}
+.wide {{ overflow-x: auto; }}
 th, td {{ border-bottom: 1px solid #ddd; padding: 4px 8px; text-align: right; }}
 th:first-child, td:first-child {{ text-align: left; }}
 th {{ background: #f4f4f4; }} td.bad {{ color: #b00; font-weight: bold; }}

@@ -77,7 +77,16 @@ def recommend(figures: list[AssignorFigures]) -> tuple[str | None, list[str]]:
         return None, [*lines, "Every assignor failed somewhere; see the table."]
     best_balance = min(f.load_imbalance for f in usable)
     balanced = [f for f in usable if f.load_imbalance <= best_balance + BALANCE_TIE]
-    pick = min(balanced, key=lambda f: (f.moved_from_stayers, f.moved, f.load_imbalance))
+    # among equals, a cooperative assignor wins: its consumers keep reading during rebalances
+    pick = min(
+        balanced,
+        key=lambda f: (
+            round(f.moved_from_stayers, 1),
+            round(f.moved, 1),
+            f.rounds <= 1.0,
+            f.load_imbalance,
+        ),
+    )
     lines.insert(
         0,
         (
@@ -102,6 +111,11 @@ def recommend(figures: list[AssignorFigures]) -> tuple[str | None, list[str]]:
             worse.append(f"{f.idle_members:.1f} idle consumers on average")
         if worse:
             lines.append(f"{f.assignor}: " + ", ".join(worse) + ".")
+    if pick.rounds > 1.0:
+        lines.append(
+            f"{pick.assignor} is cooperative: during a rebalance its consumers keep reading the "
+            "partitions that stay, and moved partitions change hands in a second round."
+        )
     coop = [f for f in usable if f.rounds > 1.0 and f.assignor.endswith(pick.assignor)]
     if pick.rounds <= 1.0 and coop:
         lines.append(
