@@ -3,9 +3,13 @@
 spark-submit [spark options] "$(python -m kafka_assignors.pipeline --path)" evaluate ...
 """
 
-from __future__ import annotations
-
+import os
 import sys
+
+# spark-submit runs this file as a script, which puts this directory first on sys.path;
+# our profile.py would then shadow the standard library's profile module.
+if sys.path and os.path.abspath(sys.path[0]) == os.path.dirname(os.path.abspath(__file__)):
+    del sys.path[0]
 
 from kafka_assignors.cli import main
 

@@ -157,15 +157,18 @@ def build_session(
         log("adding Spark's Kafka source (the first run downloads it into Ivy's cache)")
         settings.update(kafka_conf(kafka_package))
     settings.update(conf or {})
-    submitted = bool(os.environ.get("PYSPARK_GATEWAY_PORT"))
     builder = SparkSession.builder.appName(app_name)
-    if master and not submitted:
-        # under spark-submit the gateway already runs and --master there wins
+    if os.environ.get("PYSPARK_GATEWAY_PORT"):
+        # under spark-submit the gateway already runs and its --master wins
+        from pyspark import SparkConf
+
+        master = str(SparkConf().get("spark.master", ""))
+    elif master:
         builder = builder.master(master)
-        if master.startswith("local"):
-            # local workers must run this interpreter, which has kafka_assignors installed
-            # (PySpark reads the variable when the context starts)
-            os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    if master.startswith("local"):
+        # local workers must run this interpreter, which has kafka_assignors installed
+        # (PySpark reads the variable when the context starts)
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     for key, value in settings.items():
         builder = builder.config(key, value)
     spark: Any = builder.getOrCreate()
