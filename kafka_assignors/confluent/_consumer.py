@@ -38,8 +38,11 @@ _raw_poll = _Base.poll
 _raw_consume = _Base.consume
 _monotonic = time.monotonic
 
-#: How often poll()/consume() look for rebalance steps, commit results and auto-commits.
+#: How often poll()/consume() look for commit results and auto-commits (steps: at once).
 SERVICE_TICK_S = 0.05
+#: poll() calls that may return a ready message without reading the clock (it costs more
+#: than the rest of the fast path); a waiting rebalance step is always seen at once.
+FAST_POLLS = 64
 #: Upper bound for close() and unsubscribe() to hand partitions back.
 CLOSE_TIMEOUT_S = 30.0
 #: Defaults of librdkafka (and kafka-python) for keys the bridge needs to know.
@@ -85,6 +88,7 @@ class BridgedConsumer(_Base):  # type: ignore[misc]
         self._closed = False
         self._subscribed = False
         self._next_service = 0.0
+        self._fast_polls = 0
         self._next_auto_commit = math.inf
         self._commit_results: collections.deque[tuple[Offsets, Any]] = collections.deque()
         super().__init__(settings.confluent)
@@ -121,6 +125,7 @@ class BridgedConsumer(_Base):  # type: ignore[misc]
             auto_commit=settings.auto_commit,
             step_timeout_s=max_poll_s,
         )
+        self._steps = self._rebalancer.steps  # read on every poll(): one shared deque
 
     # --- group ------------------------------------------------------------------------------
 
@@ -214,9 +219,24 @@ class BridgedConsumer(_Base):  # type: ignore[misc]
 
     def poll(self, timeout: float | None = None) -> Any:
         """One message or event (or None on timeout); also runs rebalance steps."""
+        # fast path: no step waiting and the clock read recently; librdkafka may wait up
+        # to one tick for a message before the clock is looked at again
+        self._fast_polls -= 1
+        if self._fast_polls > 0 and not self._steps:
+            wait = SERVICE_TICK_S if timeout is None or not 0 <= timeout < SERVICE_TICK_S \
+                else timeout
+            msg = _raw_poll(self, wait)
+            if msg is not None or wait == timeout:
+                return msg
+            if timeout is not None and timeout >= 0:
+                timeout -= wait  # None from librdkafka: it waited all of ``wait``
+        return self._poll_waiting(timeout)
+
+    def _poll_waiting(self, timeout: float | None) -> Any:
         now = _monotonic()
-        if now >= self._next_service:
+        if now >= self._next_service or self._steps:
             self._service(now)
+        self._fast_polls = FAST_POLLS
         deadline = math.inf if timeout is None or timeout < 0 else now + timeout
         while True:
             msg = _raw_poll(self, min(deadline, self._next_service) - now)
@@ -225,13 +245,13 @@ class BridgedConsumer(_Base):  # type: ignore[misc]
             now = _monotonic()
             if now >= deadline:
                 return None
-            if now >= self._next_service:
+            if now >= self._next_service or self._steps:
                 self._service(now)
 
     def consume(self, num_messages: int = 1, timeout: float = -1) -> list[Any]:
         """Up to ``num_messages`` messages, waiting at most ``timeout`` seconds (-1: forever)."""
         now = _monotonic()
-        if now >= self._next_service:
+        if now >= self._next_service or self._steps:
             self._service(now)
         deadline = math.inf if timeout is None or timeout < 0 else now + timeout
         out: list[Any] = []
@@ -243,7 +263,7 @@ class BridgedConsumer(_Base):  # type: ignore[misc]
             now = _monotonic()
             if now >= deadline:
                 return out
-            if now >= self._next_service:
+            if now >= self._next_service or self._steps:
                 if out:  # never run a rebalance step while holding undelivered messages
                     return out
                 self._service(now)
@@ -254,9 +274,10 @@ class BridgedConsumer(_Base):  # type: ignore[misc]
             raise RuntimeError("Consumer closed")
         if self._rebalancer.in_callback():
             raise state_error("poll()/consume() cannot be called from a rebalance callback")
+        self._fast_polls = 0  # a poll() from a callback must come back here (and fail)
         self._next_service = now + SERVICE_TICK_S
         self._membership.touch(now)
-        if self._rebalancer.pending():
+        if self._steps:
             self._rebalancer.serve()
         error = self._membership.take_error()
         if error is not None:
@@ -376,6 +397,7 @@ class BridgedConsumer(_Base):  # type: ignore[misc]
         self._check_usable("close")
         self._closed = True
         self._next_service = 0.0  # every later poll() reports the consumer closed
+        self._fast_polls = 0
         deadline = _monotonic() + CLOSE_TIMEOUT_S
         failure: BaseException | None = None
         try:

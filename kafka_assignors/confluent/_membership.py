@@ -1,11 +1,14 @@
 """The membership thread: keeps the kafka-python membership client polling.
 
 Why a thread, and not ``poll(timeout_ms=0)`` from the application's ``poll()``:
-kafka-python 3.0 only takes a JoinGroup/SyncGroup result while a ``poll()`` is
-waiting for it; a result that arrives between two calls is dropped and the
-member joins again (with a leader, that is a new rebalance, in a loop).  So one
-thread keeps a ``poll()`` waiting.  Heartbeats are sent by kafka-python's own
-IO thread either way.
+kafka-python 3.0.12 only takes a JoinGroup/SyncGroup result while a ``poll()``
+is waiting for it.  A result that completes between two calls is replaced by a
+new JoinGroup (a leader's JoinGroup is a new rebalance), or, when the leader's
+own assignment has cleared the rejoin condition, never taken at all: the member
+stays "rebalancing" without heartbeats until the broker expels it.  So one
+thread keeps a ``poll()`` waiting, and :func:`keep_join_results` closes the
+window between two of its calls.  Heartbeats are sent by kafka-python's own IO
+thread either way.
 
 It polls only while the application does (``touch()`` from the bridge's
 ``poll()``): when the application stops for longer than
@@ -35,10 +38,68 @@ from ._rebalance import Waiter
 
 log = logging.getLogger("kafka_assignors.confluent")
 
-#: How long one membership poll() waits (also the thread's stop latency).
+#: How long one membership poll() waits while a (re)join is under way.
 POLL_MS = 200
+#: Pause between two polls while the member is stable: kafka-python only needs them to
+#: start a requested rejoin and to know the application is alive, and each poll wakes
+#: threads that compete with the application's for the GIL.
+STABLE_IDLE_S = 0.5
 #: Pause after a failed membership poll().
 ERROR_BACKOFF_S = 0.5
+
+
+class _AlwaysPending:
+    """A view of kafka-python's join task that never says it is done.
+
+    ``join_group_async`` replaces a task that is done instead of taking its
+    result; behind this view it waits on the task, which hands over the result
+    at once if it is already there.
+    """
+
+    __slots__ = ("_task",)
+
+    def __init__(self, task: Any) -> None:
+        self._task = task
+
+    @property
+    def is_done(self) -> bool:
+        return False
+
+    def add_callback(self, f: Any, *args: Any, **kwargs: Any) -> _AlwaysPending:
+        self._task.add_callback(f, *args, **kwargs)
+        return self
+
+    def add_errback(self, f: Any, *args: Any, **kwargs: Any) -> _AlwaysPending:
+        self._task.add_errback(f, *args, **kwargs)
+        return self
+
+    def add_both(self, f: Any, *args: Any, **kwargs: Any) -> _AlwaysPending:
+        self._task.add_both(f, *args, **kwargs)
+        return self
+
+    def __await__(self) -> Any:
+        return self._task.__await__()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._task, name)
+
+
+def keep_join_results(client: Any) -> Callable[[], None]:
+    """What to call before each membership ``poll()`` so no join result is lost (see above)."""
+    coordinator = getattr(client, "_coordinator", None)
+    if coordinator is None or not hasattr(coordinator, "_join_task"):
+        log.warning("kafka-python without ConsumerCoordinator._join_task: rebalances may stall")
+        return lambda: None
+
+    def before_poll() -> None:
+        task = coordinator._join_task
+        if task is None:
+            return
+        if not isinstance(task, _AlwaysPending):
+            coordinator._join_task = _AlwaysPending(task)
+        coordinator.request_rejoin()  # so poll() enters the join code and takes the result
+
+    return before_poll
 
 
 class MembershipThread:
@@ -64,10 +125,12 @@ class MembershipThread:
         self._on_commit_done = on_commit_done
         self._name = name
         self._stop = threading.Event()
+        self._wake = threading.Event()  # ends a stable pause early: stop, a queued commit
         self._thread: threading.Thread | None = None
         self._last_activity = time.monotonic()
         self._commits: collections.deque[Offsets] = collections.deque()
         self._error: BaseException | None = None
+        self._before_poll = keep_join_results(client)
 
     def new_waiter(self) -> Waiter:
         """Something the listener can await on the IO thread and another thread can notify."""
@@ -98,6 +161,7 @@ class MembershipThread:
         Returns False if the thread was still running at ``deadline``.
         """
         self._stop.set()
+        self._wake.set()
         thread = self._thread
         while thread is not None and thread.is_alive():
             serve()
@@ -137,6 +201,7 @@ class MembershipThread:
     def commit_async(self, offsets: Offsets) -> None:
         """Queue a commit for the membership thread; its result goes to ``on_commit_done``."""
         self._commits.append(dict(offsets))
+        self._wake.set()
 
     def drain_commits(self) -> None:
         """Send the queued commits from the calling thread (errors are only reported)."""
@@ -162,7 +227,9 @@ class MembershipThread:
                 self._stop.wait(0.1)
                 continue
             try:
-                self.client.poll(timeout_ms=POLL_MS)
+                self._before_poll()
+                stable = self.stable()
+                self.client.poll(timeout_ms=0 if stable else POLL_MS)
             except Exception as exc:
                 if isinstance(exc, kp_errors.KafkaError) and exc.retriable:
                     log.warning("membership client: %s (retrying)", exc)
@@ -170,4 +237,8 @@ class MembershipThread:
                     log.error("membership client: %s", exc)
                     self._error = exc
                 self._stop.wait(ERROR_BACKOFF_S)
+                continue
             self.drain_commits()
+            if stable and self.stable() and not self._commits:
+                self._wake.wait(STABLE_IDLE_S)
+                self._wake.clear()

@@ -164,8 +164,10 @@ class Rebalancer(AsyncConsumerRebalanceListener):  # type: ignore[misc]
 
     # --- polling thread: running the steps -----------------------------------------------------
 
-    def pending(self) -> bool:
-        return bool(self._steps)
+    @property
+    def steps(self) -> collections.deque[Step]:
+        """Posted steps, oldest first (the bridge checks it is empty on every poll)."""
+        return self._steps
 
     def serve(self) -> None:
         """Run every posted step; re-raise the first exception of a user callback afterwards."""
