@@ -17,7 +17,12 @@ from collections.abc import Sequence
 
 from . import __version__
 
-SUBCOMMANDS: tuple[str, ...] = ("kafka_assignors.demo", "kafka_assignors.pipeline.cli")
+SUBCOMMANDS: tuple[str, ...] = (
+    "kafka_assignors.demo",
+    "kafka_assignors.explain",
+    "kafka_assignors.simulate_cli",
+    "kafka_assignors.pipeline.cli",
+)
 
 LOG_FORMAT = "%(asctime)s %(levelname)-7s %(name)s: %(message)s"
 

@@ -1,0 +1,106 @@
+"""``kafka-assignors explain``: who owns what in a live consumer group, right now.
+
+Works for any client (kafka-python, Java, librdkafka, ...): it reads the
+group's description, committed offsets and log end offsets with an admin
+client.  Our assignors' user data is decoded; other clients' is shown raw.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+from typing import Any, TextIO
+
+from .connection import ConnectionConfigError, add_connection_options, connection_kwargs
+from .fetch import ExplainError, fetch_group
+from .model import GroupReport, group_report
+
+__all__ = ["ExplainError", "GroupReport", "add_parser", "explain_group", "render_text", "run"]
+
+log = logging.getLogger(__name__)
+
+
+def add_parser(subparsers: Any) -> None:
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        "explain",
+        help="show a live group: strategy, members, assignment, lag, imbalance",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--group", required=True, help="consumer group id")
+    parser.add_argument("--json", action="store_true", help="one JSON object on stdout")
+    add_connection_options(parser)
+    parser.set_defaults(func=run)
+
+
+def explain_group(kwargs: dict[str, Any], group_id: str) -> GroupReport:
+    """Fetch and build the report (raises ExplainError)."""
+    description, committed, end_offsets = fetch_group(kwargs, group_id)
+    return group_report(group_id, description, committed, end_offsets)
+
+
+def _user_data(view: dict[str, Any] | None) -> str:
+    if view is None:
+        return "-"
+    if "decoded" in view:
+        return json.dumps(view["decoded"], sort_keys=True, separators=(",", ":"))
+    return f"raw {view['raw']}"
+
+
+def render_text(report: GroupReport, out: TextIO) -> None:
+    """The human-readable form."""
+    w = out.write
+    w(f"group      {report.group}\n")
+    w(f"state      {report.state}\n")
+    w(f"protocol   {report.protocol_type or '-'} / strategy {report.strategy or '-'}\n")
+    gen = report.generation if report.generation is not None else "unknown"
+    w(f"generation {gen} (as members' subscriptions report it)\n")
+    w(f"leader     {report.leader or 'not reported by the broker (DescribeGroups)'}\n")
+    w(f"members    {len(report.members)}\n")
+    for m in report.members:
+        w(f"\n  {m.client_id or '-'}  {m.member_id}\n")
+        extras = [f"host {m.host or '-'}"]
+        if m.instance_id:
+            extras.append(f"static {m.instance_id}")
+        if m.rack:
+            extras.append(f"rack {m.rack}")
+        w(f"    {', '.join(extras)}\n")
+        w(f"    subscribed: {', '.join(m.topics) or '-'}\n")
+        w(f"    subscription user data: {_user_data(m.subscription_user_data)}\n")
+        w(f"    assignment user data:   {_user_data(m.assignment_user_data)}\n")
+        w(f"    partitions {m.partitions}, lag {m.total_lag}\n")
+        for topic, ps in m.assignment.items():
+            lags = " ".join(f"{p}:{_lag(m.lag.get(f'{topic}-{p}'))}" for p in ps)
+            w(f"      {topic}  {lags}\n")
+    w("\nimbalance\n")
+    w(f"  partitions per member: max - min = {report.count_imbalance}\n")
+    ratio = "-" if report.lag_imbalance is None else f"{report.lag_imbalance:.2f}"
+    w(f"  lag: heaviest member / mean = {ratio}\n")
+    w(f"  idle members {report.idle_members}, total lag {report.total_lag}\n")
+    if report.unassigned:
+        w(f"  unassigned partitions: {', '.join(report.unassigned)}\n")
+    for note in report.notes:
+        w(f"note: {note}\n")
+
+
+def _lag(value: int | None) -> str:
+    return "-" if value is None else str(value)
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        kwargs, ignored = connection_kwargs(args)
+        if ignored:
+            log.warning("ignored client properties (not connection settings): %s", ignored)
+        report = explain_group(kwargs, args.group)
+    except (ExplainError, ConnectionConfigError) as exc:
+        print(f"kafka-assignors explain: error: {exc}", file=sys.stderr)
+        return 2
+    if args.json:
+        json.dump(report.to_dict(), sys.stdout, indent=2, sort_keys=True)
+        sys.stdout.write("\n")
+    else:
+        render_text(report, sys.stdout)
+    return 0

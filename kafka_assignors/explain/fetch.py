@@ -1,0 +1,102 @@
+"""Read one group's description, committed offsets and log end offsets from the cluster.
+
+Every call is bounded by the admin client's timeouts; failures become
+:class:`ExplainError` with a one-line reason (unknown group, unreachable
+cluster, missing authorization).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from .model import Partition
+
+log = logging.getLogger(__name__)
+
+
+class ExplainError(RuntimeError):
+    """Why a group cannot be explained, in one line."""
+
+
+@contextlib.contextmanager
+def _admin(kwargs: Mapping[str, Any]) -> Iterator[Any]:
+    from kafka import KafkaAdminClient
+    from kafka.errors import KafkaError, KafkaTimeoutError
+
+    servers = ",".join(kwargs.get("bootstrap_servers", []))
+    try:
+        client = KafkaAdminClient(**kwargs)
+    except KafkaTimeoutError:
+        seconds = int(kwargs.get("bootstrap_timeout_ms", 0)) / 1000
+        raise ExplainError(
+            f"cannot reach the cluster at {servers}: no broker answered within {seconds:g} s"
+        ) from None
+    except (KafkaError, OSError) as exc:
+        raise ExplainError(f"cannot connect to {servers}: {_reason(exc)}") from None
+    try:
+        yield client
+    finally:
+        with contextlib.suppress(Exception):
+            client.close()
+
+
+def _reason(exc: BaseException) -> str:
+    name = type(exc).__name__
+    if "Authorization" in name:
+        return f"not authorized ({name}): the principal needs Describe on the group and topics"
+    if "Authentication" in name or "SaslAuthentication" in name:
+        return f"authentication failed ({name}): check the SASL/SSL settings"
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    return f"{name}: {text}" if text and text != name else name
+
+
+def fetch_group(
+    kwargs: Mapping[str, Any], group_id: str
+) -> tuple[dict[str, Any], dict[Partition, int], dict[Partition, int]]:
+    """(description, committed offsets, log end offsets) of ``group_id``."""
+    from kafka import TopicPartition
+    from kafka.errors import KafkaError
+    from kafka.protocol.consumer.offsets import OffsetSpec
+
+    with _admin(kwargs) as admin:
+        try:
+            description = admin.describe_groups([group_id]).get(group_id)
+            if description is None:
+                raise ExplainError(f"group {group_id!r}: no answer from its coordinator")
+            error = description.get("error")
+            if error:
+                raise ExplainError(f"group {group_id!r}: {error}")
+            offsets = admin.list_group_offsets({group_id: None}).get(group_id, {})
+            committed = {(tp.topic, tp.partition): int(om.offset) for tp, om in offsets.items()}
+            if description.get("group_state") == "Dead" and not committed:
+                raise ExplainError(f"unknown group {group_id!r} (no members, no committed offsets)")
+            topics = {t for t, _ in committed}
+            for member in description.get("members") or ():
+                meta = member.get("member_metadata")
+                topics.update(str(t) for t in (getattr(meta, "topics", None) or ()))
+            counts = _partition_counts(admin, sorted(topics))
+            specs = {
+                TopicPartition(t, p): OffsetSpec.LATEST for t, n in counts.items() for p in range(n)
+            }
+            ends = admin.list_partition_offsets(specs) if specs else {}
+        except ExplainError:
+            raise
+        except (KafkaError, OSError) as exc:
+            raise ExplainError(f"group {group_id!r}: {_reason(exc)}") from None
+    end_offsets = {(tp.topic, tp.partition): int(o.offset) for tp, o in ends.items()}
+    return dict(description), committed, end_offsets
+
+
+def _partition_counts(admin: Any, topics: list[str]) -> dict[str, int]:
+    if not topics:
+        return {}
+    counts: dict[str, int] = {}
+    for info in admin.describe_topics(topics):
+        if info.get("error_code", 0) == 0 and info.get("partitions"):
+            counts[str(info["name"])] = len(info["partitions"])
+        else:
+            log.warning("topic %s: not described (%s)", info.get("name"), info.get("error_code"))
+    return counts
