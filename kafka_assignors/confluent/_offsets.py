@@ -50,8 +50,10 @@ def confluent_partitions(offsets: Mapping[Any, OffsetAndMetadata]) -> list[Any]:
     out = []
     for tp in sorted(offsets):
         om = offsets[tp]
-        epoch = om.leader_epoch if om.leader_epoch is not None and om.leader_epoch >= 0 else None
-        out.append(CTopicPartition(tp.topic, tp.partition, om.offset, om.metadata or None, epoch))
+        extra: dict[str, Any] = {"leader_epoch": _epoch(om.leader_epoch)}  # -1: unknown
+        if om.metadata:
+            extra["metadata"] = om.metadata
+        out.append(CTopicPartition(tp.topic, tp.partition, om.offset, **extra))
     return out
 
 
