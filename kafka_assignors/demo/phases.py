@@ -1,0 +1,150 @@
+"""One demo phase: a consumer group under one strategy, scaled up, scaled down, one member killed.
+
+Members 0 and 2 subscribe to both topics, members 1 and 3 to ``orders`` only
+(unequal subscriptions).  Each member consumes at a bounded pace
+(``max_poll_records`` per poll plus a processing pause), so a member given the
+hot partitions falls behind and its lag shows it.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, TextIO
+
+from .traffic import DemoTopics
+from .watch import LiveView, Partition
+
+log = logging.getLogger(__name__)
+
+#: (label shown, strategy given to the member processes)
+STRATEGIES: dict[str, str] = {
+    "range": "range",
+    "cooperative-balanced-sticky": "kafka_assignors:CooperativeBalancedStickyAssignor",
+    "cooperative-load-aware": "kafka_assignors:CooperativeLoadAwareAssignor",
+}
+MEMBER_OPTIONS: dict[str, Any] = {
+    "report_records": True,
+    "session_timeout_ms": 6_000,
+    "heartbeat_interval_ms": 1_000,
+    # the rebalance timeout: how long the broker waits for members to rejoin
+    "max_poll_interval_ms": 15_000,
+    "auto_offset_reset": "latest",
+    "processing_delay_ms": 100,
+    "consumer_config": {"max_poll_records": 15, "auto_commit_interval_ms": 1_000},
+}
+
+
+@dataclass
+class PhaseResult:
+    label: str
+    strategy: str | None = None
+    rebalances: int = 0
+    moved: int = 0
+    problems: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+
+def _moves(before: Mapping[str, frozenset[Partition]], after: Mapping[str, Any]) -> int:
+    owner = {tp: m for m, tps in before.items() for tp in tps}
+    now = {tp: m for m, tps in after.items() for tp in tps}
+    return sum(1 for tp, m in owner.items() if tp in now and now[tp] != m)
+
+
+def run_phase(
+    label: str,
+    bootstrap: str,
+    topics: DemoTopics,
+    view: LiveView,
+    baseline: Mapping[Partition, int],
+    *,
+    dwell: float,
+    stable_timeout: float,
+    out: TextIO,
+) -> PhaseResult:
+    """Run the whole phase; problems are recorded, not raised (the demo goes on)."""
+    from ..embedded import GroupRunner
+    from ..embedded.groups import GroupRunnerError
+
+    result = PhaseResult(label)
+    started = time.monotonic()
+    group_id = f"demo-{label}-{uuid.uuid4().hex[:6]}"
+    both, orders_only = tuple(topics.names), (topics.orders,)
+    with GroupRunner(
+        bootstrap,
+        group_id,
+        both,
+        [STRATEGIES.get(label, label)],
+        on_event=view.stats.on_event,
+        **MEMBER_OPTIONS,
+    ) as group:
+        view.watch(label, group, baseline)
+        previous: dict[str, frozenset[Partition]] = {}
+
+        def settle(what: str) -> None:
+            nonlocal previous
+            try:
+                current = group.wait_stable(timeout=stable_timeout)
+            except (TimeoutError, GroupRunnerError) as exc:
+                problem = f"{what}: {str(exc).splitlines()[0]}"
+                result.problems.append(problem)
+                view.step(f"warning: {problem}")
+                current = group.assignments()
+            result.rebalances += 1
+            moved = _moves(previous, current)
+            result.moved += moved
+            result.strategy = group.protocol() or result.strategy
+            counts = sorted(len(tps) for tps in current.values())
+            view.step(f"{what}: stable, partitions per member {counts}, {moved} moved")
+            previous = dict(current)
+            time.sleep(dwell)
+
+        view.step(f"group {group_id}: 3 members (m0, m2 on both topics, m1 on orders only)")
+        group.add_member(topics=both)
+        group.add_member(topics=orders_only)
+        group.add_member(topics=both)
+        settle("start")
+        view.step("scale up: m3 joins (orders only)")
+        group.add_member(topics=orders_only)
+        settle("scale up")
+        view.step("scale down: m1 leaves cleanly")
+        group.stop_member(1, timeout=20)
+        settle("scale down")
+        view.step("failure: m0 is killed (SIGKILL; the broker notices after the session timeout)")
+        group.kill_member(0)
+        settle("kill")
+        view.unwatch()
+    result.seconds = time.monotonic() - started
+    out.flush()
+    return result
+
+
+def summary_lines(results: list[PhaseResult], view: LiveView) -> list[str]:
+    """The side-by-side table at the end of the demo."""
+    head = (
+        f"{'assignor':<30} {'rebalances':>10} {'moved':>6} {'spread avg':>10} "
+        f"{'spread max':>10} {'msg/s imb.':>10} {'peak lag':>9}"
+    )
+    lines = ["", "summary (per assignor, over its whole phase)", head, "-" * len(head)]
+    for r in results:
+        f = view.figures.get(r.label)
+        spreads = f.spreads if f else []
+        imbs = f.rate_imbalances if f else []
+        avg = f"{sum(spreads) / len(spreads):.2f}" if spreads else "-"
+        top = str(max(spreads)) if spreads else "-"
+        imb = f"{sum(imbs) / len(imbs):.2f}" if imbs else "-"
+        lines.append(
+            f"{r.strategy or r.label:<30} {r.rebalances:>10} {r.moved:>6} {avg:>10} {top:>10} "
+            f"{imb:>10} {(f.peak_lag if f else 0):>9}"
+        )
+    lines.append(
+        "spread = most minus fewest partitions per member; msg/s imb. = busiest member's "
+        "rate / mean; moved = partitions that changed owner at the rebalances"
+    )
+    for r in results:
+        for p in r.problems:
+            lines.append(f"note [{r.label}]: {p}")
+    return lines
