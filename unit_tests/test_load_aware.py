@@ -205,3 +205,14 @@ def test_zero_lag_partitions_spread_over_members() -> None:
     a = load_aware(GroupSpec.build(members, {"t": 100}, weights))
     assert sorted(len(v["t"]) for v in a.values()) == [10] * 10
     assert all(sum(1 for p in v["t"] if p < 10) == 1 for v in a.values())
+
+
+def test_equal_light_partitions_do_not_stay_piled_on_their_old_owner() -> None:
+    """One member owned everything; a joiner takes a hot partition and its share of the
+    equal cold ones, not just the hot one (2000 + 20 + 20 each, 3 partitions each)."""
+    weights = {TopicPartition("t", p): (2000.0 if p < 2 else 20.0) for p in range(6)}
+    members = [MemberSpec("m0", frozenset(["t"])),
+               MemberSpec("m1", frozenset(["t"]), {"t": list(range(6))}, 2)]
+    a = load_aware(GroupSpec.build(members, {"t": 6}, weights))
+    assert sorted(len(v["t"]) for v in a.values()) == [3, 3]
+    assert all(sum(1 for p in v["t"] if p < 2) == 1 for v in a.values())

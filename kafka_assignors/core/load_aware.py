@@ -10,7 +10,9 @@ Objective, in this order:
    moves unless keeping it would leave the heaviest member more than 5% of the
    mean load above the best found (or the lightest more than 5% below);
 3. partitions of weight zero (no lag) are spread by count: they go to the
-   members holding the fewest partitions, never all to one member.
+   members holding the fewest partitions, never all to one member; partitions
+   of equal positive weight are spread by count too, as far as that keeps each
+   pair of members at least as balanced.
 
 Partitions without a weight weigh the mean of the weighed ones.  Without
 weights, or when every partition weighs the same, this is exactly
@@ -80,6 +82,7 @@ def load_aware(group: GroupSpec, tolerance: float = DEFAULT_TOLERANCE) -> Assign
     search.improve(sticky, target=best_max + slack, floor=best_min - slack)
     hi, lo = search.extremes(sticky)
     chosen = sticky if hi <= best_max + slack and lo >= best_min - slack else fresh
+    search.smooth_counts(chosen, owner, cap=max(best_max + slack, search.extremes(chosen)[0]))
 
     per_member: list[list[TopicPartition]] = [[] for _ in members]
     for tp, i in chosen.items():
@@ -186,6 +189,53 @@ class _Search:
                 load[src] -= self.w[tp]
                 load[dst] += self.w[tp]
                 placed[tp] = dst
+
+    def smooth_counts(
+        self, placed: dict[TopicPartition, int], owner: Mapping[TopicPartition, int], cap: float
+    ) -> None:
+        """Spread partitions of equal weight by count, where the loads allow it.
+
+        Within each set of partitions that weigh exactly the same, a member holding
+        two or more of them more than another member that may take one gives one away
+        (one it did not own, if it can), provided the taker ends no heavier than the
+        giver was and below ``cap``: the pair gets no less balanced.  So equal
+        partitions do not pile up on the member that happened to own them.
+        """
+        load = self.loads(placed)
+        classes: dict[float, list[TopicPartition]] = {}
+        for tp in sorted(placed):
+            classes.setdefault(self.w[tp], []).append(tp)
+        eps = 1e-9 * (max(load) or 1.0)
+        for w, tps in sorted(classes.items(), reverse=True):
+            if len(tps) < 2:
+                continue
+            mine: dict[int, list[TopicPartition]] = {}
+            for tp in tps:
+                mine.setdefault(placed[tp], []).append(tp)
+            for _ in range(2 * len(tps)):
+                move = None
+                for a in sorted(mine, key=lambda i: (-len(mine[i]), i)):
+                    have = len(mine[a])
+                    if have < 2:
+                        break
+                    for tp in sorted(mine[a], key=lambda tp: (owner.get(tp) == a, tp)):
+                        fits = [b for b in self.eligible[tp.topic]
+                                if len(mine.get(b, ())) <= have - 2
+                                and load[b] + w <= min(load[a], cap) + eps]
+                        if fits:
+                            b = min(fits, key=lambda b: (len(mine.get(b, ())), load[b], b))
+                            move = (tp, a, b)
+                            break
+                    if move is not None:
+                        break
+                if move is None:
+                    break
+                tp, a, b = move
+                mine[a].remove(tp)
+                mine.setdefault(b, []).append(tp)
+                load[a] -= w
+                load[b] += w
+                placed[tp] = b
 
     def _best_step(
         self, h: int, held: Sequence[list[TopicPartition]], load: Sequence[float], eps: float
