@@ -16,6 +16,7 @@ waiting on the assignment and must not be blocked for long.
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
@@ -144,6 +145,17 @@ class LiveLag:
         return result
 
 
+def _retrying(deadline: float, call: Callable[[], Any]) -> Any:
+    """``call()``, again after retriable errors (coordinator moving, leader elections)."""
+    while True:
+        try:
+            return call()
+        except Exception as exc:
+            if not getattr(exc, "retriable", False) or time.monotonic() > deadline:
+                raise
+        time.sleep(0.2)
+
+
 def _read_lag(
     factory: Callable[..., Any],
     config: Mapping[str, Any],
@@ -156,17 +168,17 @@ def _read_lag(
 
     tps = [KafkaTopicPartition(t, p) for t, p in partitions]
     group_id = settings["group_id"]
+    isolation = IsolationLevel.build_from(settings.get("isolation_level", "read_uncommitted"))
+    deadline = time.monotonic() + config["request_timeout_ms"] / 1000
     admin = factory(**config)
     try:
-        committed = admin.list_group_offsets({group_id: tps}).get(group_id, {})
-        ends = admin.list_partition_offsets(
-            dict.fromkeys(tps, OffsetSpec.LATEST),
-            isolation_level=IsolationLevel.build_from(settings.get("isolation_level",
-                                                                   "read_uncommitted")),
-            timeout_ms=config["request_timeout_ms"],
-        )
+        committed = _retrying(deadline, lambda: admin.list_group_offsets({group_id: tps}))
+        ends = _retrying(deadline, lambda: admin.list_partition_offsets(
+            dict.fromkeys(tps, OffsetSpec.LATEST), isolation_level=isolation,
+            timeout_ms=config["request_timeout_ms"]))
     finally:
         admin.close()
+    committed = committed.get(group_id, {})
     lag: dict[TopicPartition, float] = {}
     for tp in tps:
         done, end = committed.get(tp), ends.get(tp)
