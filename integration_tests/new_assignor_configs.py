@@ -1,0 +1,34 @@
+"""Assignor instances for member processes ("integration_tests.new_assignor_configs:NAME").
+
+Member processes build their consumer from strategy specs, so per-member
+settings (a rack, pins, an explicit lag connection) live here.  Values that are
+only known at run time come from environment variables the test sets before it
+starts the member (the member inherits the test's environment).
+"""
+
+from __future__ import annotations
+
+import os
+
+from kafka_assignors import LiveLag, LoadAwareAssignor, PinnedAssignor, RackAwareAssignor
+
+RACK_R1 = RackAwareAssignor(client_rack="r1")
+RACK_R2 = RackAwareAssignor(client_rack="r2")
+RACK_R3 = RackAwareAssignor(client_rack="r3")
+
+#: pins from KA_TEST_PINS, e.g. "orders:0,orders:1"
+PINNED_FROM_ENV = PinnedAssignor(
+    pinned=[p for p in os.environ.get("KA_TEST_PINS", "").split(",") if p]
+)
+
+#: live lag read with a deliberately wrong password on the SASL listener
+LOAD_AWARE_WRONG_PASSWORD = LoadAwareAssignor(weights=LiveLag(timeout_s=5, consumer={
+    "group_id": os.environ.get("KA_TEST_GROUP", ""),
+    "connection": {
+        "bootstrap_servers": os.environ.get("KA_TEST_SASL_BOOTSTRAP", ""),
+        "security_protocol": "SASL_PLAINTEXT",
+        "sasl_mechanism": "PLAIN",
+        "sasl_plain_username": "alice",
+        "sasl_plain_password": "wrong-password",
+    },
+}))
