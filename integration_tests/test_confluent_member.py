@@ -1,0 +1,120 @@
+"""One bridged confluent-kafka group member, run as its own process by ``test_confluent_bridge``.
+
+    python integration_tests/test_confluent_member.py '<config JSON>'
+
+(No tests here: the file is named so within the confluent bridge's test files.)
+Reports JSON lines on stdout: ``assigned``/``revoked``/``lost`` (the rebalance
+callbacks), ``records`` (what one consume() batch returned, reported before the
+next call, so everything the bridge may commit has been reported), ``state``
+(generation, member id, librdkafka's assignment, when it changes) and
+``report`` (the assignor's last leader report, when this member computed one).
+Stops cleanly (close()) on a ``stop`` line or stdin EOF.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import threading
+import time
+from typing import Any, TextIO
+
+
+def _events_out() -> TextIO:
+    """Keep the real stdout for events; stray prints go to stderr."""
+    fd = os.dup(1)
+    os.dup2(2, 1)
+    return os.fdopen(fd, "w", buffering=1, encoding="utf-8")
+
+
+def _plain(assignment: Any) -> dict[str, list[int]]:
+    return {member: sorted(p for ps in by_topic.values() for p in ps)
+            for member, by_topic in assignment.items()}
+
+
+def run(cfg: dict[str, Any], out: TextIO) -> None:
+    from kafka_assignors.confluent import Consumer
+
+    lock = threading.Lock()
+
+    def emit(event: str, **fields: Any) -> None:
+        line = json.dumps({"event": event, "member": cfg["name"], "pid": os.getpid(),
+                           "mono": time.monotonic(), **fields})
+        with lock:
+            out.write(line + "\n")
+
+    stop = threading.Event()
+
+    def watch_stdin() -> None:
+        for line in sys.stdin:
+            if line.strip() == "stop":
+                break
+        stop.set()
+
+    threading.Thread(target=watch_stdin, daemon=True).start()
+    conf: dict[str, Any] = {
+        "bootstrap.servers": cfg["bootstrap"],
+        "group.id": cfg["group"],
+        "client.id": cfg["name"],
+        "partition.assignment.strategy": cfg["strategy"],
+        "auto.offset.reset": "earliest",
+        "session.timeout.ms": 6000,
+        "heartbeat.interval.ms": 500,
+        "metadata.max.age.ms": 5000,
+        "auto.commit.interval.ms": cfg.get("auto_commit_ms", 1000),
+    }
+    if cfg.get("instance_id"):
+        conf["group.instance.id"] = cfg["instance_id"]
+    consumer = Consumer(conf)
+
+    def snapshot() -> dict[str, Any]:
+        md = consumer.group_metadata()
+        return {"generation": int(md.generation_id), "member_id": str(md.member_id),
+                "state": str(md.state),
+                "assignment": sorted(tp.partition for tp in consumer.assignment())}
+
+    def callback(kind: str) -> Any:
+        return lambda c, ps: emit(kind, partitions=sorted(p.partition for p in ps))
+
+    consumer.subscribe([cfg["topic"]], on_assign=callback("assigned"),
+                       on_revoke=callback("revoked"), on_lost=callback("lost"))
+    emit("started")
+    last_state: dict[str, Any] | None = None
+    last_report: Any = None
+    next_report = 0.0
+    while not stop.is_set():
+        batch = consumer.consume(200, 0.1)
+        items = [[m.partition(), m.offset()] for m in batch if m.error() is None]
+        if items:
+            emit("records", items=items)
+        now = time.monotonic()
+        if now >= next_report:
+            next_report = now + 0.1
+            state = snapshot()
+            if state != last_state:
+                emit("state", **state)
+                last_state = state
+            report = consumer.assignors[0].last_report
+            if report is not None and report is not last_report:
+                emit("report", target=_plain(report.target), sent=_plain(report.sent))
+                last_report = report
+    emit("closing")
+    consumer.close()
+    emit("closed")
+
+
+def main() -> int:
+    cfg = json.loads(sys.argv[1])
+    out = _events_out()
+    try:
+        run(cfg, out)
+    except Exception as exc:
+        out.write(json.dumps({"event": "error", "member": cfg["name"], "mono": time.monotonic(),
+                              "message": f"{type(exc).__name__}: {exc}"}) + "\n")
+        raise
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
