@@ -90,6 +90,8 @@ def _lag(value: int | None) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    if logging.getLogger().getEffectiveLevel() > logging.DEBUG:
+        logging.getLogger("kafka").setLevel(logging.CRITICAL)  # explain reports errors itself
     try:
         kwargs, ignored = connection_kwargs(args)
         if ignored:

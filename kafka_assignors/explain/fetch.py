@@ -67,8 +67,10 @@ def fetch_group(
             if description is None:
                 raise ExplainError(f"group {group_id!r}: no answer from its coordinator")
             error = description.get("error")
+            if error and "GroupIdNotFound" in str(error):
+                raise ExplainError(f"unknown group {group_id!r} (the coordinator does not know it)")
             if error:
-                raise ExplainError(f"group {group_id!r}: {error}")
+                raise ExplainError(f"group {group_id!r}: {str(error).splitlines()[0]}")
             offsets = admin.list_group_offsets({group_id: None}).get(group_id, {})
             committed = {(tp.topic, tp.partition): int(om.offset) for tp, om in offsets.items()}
             if description.get("group_state") == "Dead" and not committed:
