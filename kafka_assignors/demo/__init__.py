@@ -61,7 +61,7 @@ def add_parser(subparsers: Any) -> None:
     )
     parser.add_argument("--rate", type=float, default=120.0, help="records/s produced (120)")
     parser.add_argument(
-        "--dwell", type=float, help="seconds to watch after each rebalance (6; --short 2)"
+        "--dwell", type=float, help="seconds to watch after each rebalance (4; --short 2)"
     )
     parser.add_argument(
         "--timeout", type=float, default=60.0, help="seconds to wait for each rebalance (60)"
@@ -124,7 +124,7 @@ def _run_demo(args: argparse.Namespace, bootstrap: str) -> int:
     from .watch import EndOffsets, LiveView, Stats
 
     phases = args.strategies or (SHORT_PHASES if args.short else DEFAULT_PHASES)
-    dwell = args.dwell if args.dwell is not None else (2.0 if args.short else 6.0)
+    dwell = args.dwell if args.dwell is not None else (2.0 if args.short else 4.0)
     try:
         topics = create_demo_topics(bootstrap)
     except Exception as exc:
