@@ -10,7 +10,13 @@ from __future__ import annotations
 
 import os
 
-from kafka_assignors import LiveLag, LoadAwareAssignor, PinnedAssignor, RackAwareAssignor
+from kafka_assignors import (
+    CooperativeRackAwareAssignor,
+    LiveLag,
+    LoadAwareAssignor,
+    PinnedAssignor,
+    RackAwareAssignor,
+)
 
 RACK_R1 = RackAwareAssignor(client_rack="r1")
 RACK_R2 = RackAwareAssignor(client_rack="r2")
@@ -32,3 +38,7 @@ LOAD_AWARE_WRONG_PASSWORD = LoadAwareAssignor(weights=LiveLag(timeout_s=5, consu
         "sasl_plain_password": "wrong-password",
     },
 }))
+
+COOP_RACK_R1 = CooperativeRackAwareAssignor(client_rack="r1")
+COOP_RACK_R2 = CooperativeRackAwareAssignor(client_rack="r2")
+COOP_RACK_R3 = CooperativeRackAwareAssignor(client_rack="r3")

@@ -24,8 +24,9 @@ HOT = {0: 2000, 1: 2000}  # messages per hot partition; the others get COLD each
 COLD = 20
 PARTITIONS = 6
 # members never commit, so the lag the leader reads stays what the producer wrote
+# (poll_timeout_ms: see test_rack_aware_live.MEMBER)
 MEMBER = {"commit": "none", "log_level": "INFO", "session_timeout_ms": 6_000,
-          "heartbeat_interval_ms": 500}
+          "heartbeat_interval_ms": 500, "poll_timeout_ms": 1_000}
 SASL_USER, SASL_PASSWORD = "alice", "alice-secret"
 
 

@@ -1,0 +1,66 @@
+"""rack-aware on the 3-broker cluster (broker.rack r1..r3): locality against range and
+balanced-sticky, with live kafka-python groups."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+
+import pytest
+
+from kafka_assignors.embedded import GroupRunner, KafkaCluster
+from kafka_assignors.embedded.admin import partition_replicas
+
+CONFIGS = "integration_tests.new_assignor_configs"
+PARTITIONS = 12
+#: the zone each member runs in (rack-aware members also tell the leader)
+ZONES = ("r1", "r2", "r3")
+# poll_timeout_ms: kafka-python 3.0.12 can leave a leader stuck REBALANCING when poll()
+# times out between its assignment and the SyncGroup response (see the report); a longer
+# poll makes that window rarer
+MEMBER = {"session_timeout_ms": 6_000, "heartbeat_interval_ms": 500, "poll_timeout_ms": 1_000}
+STRATEGIES = {
+    "range": ["range"],
+    "balanced-sticky": ["kafka_assignors:BalancedStickyAssignor"],
+    "rack-aware": [f"{CONFIGS}:RACK_R{i}" for i in (1, 2, 3)],
+    "cooperative-rack-aware": [f"{CONFIGS}:COOP_RACK_R{i}" for i in (1, 2, 3)],
+}
+
+
+def locality(state: Mapping[str, frozenset[tuple[str, int]]], zone_of: Mapping[str, str],
+             racks: Mapping[int, set[str]]) -> float:
+    """Share of partitions consumed in a zone that holds one of their replicas."""
+    local = sum(1 for m, tps in state.items() for _t, p in tps if zone_of[m] in racks[p])
+    return local / sum(len(tps) for tps in state.values())
+
+
+@pytest.mark.cluster
+@pytest.mark.parametrize("replication", [1, 2])
+def test_rack_aware_reads_locally_and_stays_balanced(
+    kafka_cluster: KafkaCluster, make_topic: Callable[..., str],
+    make_group: Callable[..., GroupRunner], replication: int,
+) -> None:
+    """One consumer per zone: rack-aware consumes every partition from its own zone with
+    4 partitions each; range and balanced-sticky, blind to racks, are mostly remote."""
+    bootstrap = kafka_cluster.bootstrap
+    topic = make_topic(PARTITIONS, replication_factor=replication, bootstrap=bootstrap)
+    broker_rack = kafka_cluster.racks
+    racks = {p: {broker_rack[b] for b in partition_replicas(bootstrap, topic, p)[0]}
+             for p in range(PARTITIONS)}
+    result = {}
+    for name, specs in STRATEGIES.items():
+        group = make_group([topic], specs[:1], bootstrap=bootstrap, **MEMBER)
+        zone_of = {}
+        for i, zone in enumerate(ZONES):
+            member = f"{zone}-{name}"
+            group.add_member(name=member, strategies=tuple(specs[i:i + 1] or specs[:1]))
+            zone_of[member] = zone
+        state = group.wait_stable(timeout=120)
+        assert sorted(len(tps) for tps in state.values()) == [4, 4, 4], (name, state)
+        result[name] = locality(state, zone_of, racks)
+        group.close()
+    print(f"\nlocality with replication {replication}: "
+          + ", ".join(f"{k} {v:.0%}" for k, v in result.items()))
+    assert result["rack-aware"] == 1.0
+    assert result["cooperative-rack-aware"] == 1.0
+    if replication == 1:
+        assert result["range"] < 1.0 and result["balanced-sticky"] < 1.0
