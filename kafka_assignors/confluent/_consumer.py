@@ -124,8 +124,9 @@ class BridgedConsumer(_Base):  # type: ignore[misc]
             cooperative=protocol == RebalanceProtocol.COOPERATIVE,
             auto_commit=settings.auto_commit,
             step_timeout_s=max_poll_s,
+            on_post=self._step_posted,
         )
-        self._steps = self._rebalancer.steps  # read on every poll(): one shared deque
+        self._steps = self._rebalancer.steps  # the same deque, checked by the slow path
 
     # --- group ------------------------------------------------------------------------------
 
@@ -219,17 +220,13 @@ class BridgedConsumer(_Base):  # type: ignore[misc]
 
     def poll(self, timeout: float | None = None) -> Any:
         """One message or event (or None on timeout); also runs rebalance steps."""
-        # fast path: no step waiting and the clock read recently; librdkafka may wait up
-        # to one tick for a message before the clock is looked at again
-        self._fast_polls -= 1
-        if self._fast_polls > 0 and not self._steps:
-            wait = SERVICE_TICK_S if timeout is None or not 0 <= timeout < SERVICE_TICK_S \
-                else timeout
-            msg = _raw_poll(self, wait)
-            if msg is not None or wait == timeout:
+        # fast path, taken while librdkafka has messages ready: no clock read, no step
+        # check (posting a step sets _fast_polls to 0, so the next call looks)
+        if self._fast_polls > 0:
+            self._fast_polls -= 1
+            msg = _raw_poll(self, 0)
+            if msg is not None:
                 return msg
-            if timeout is not None and timeout >= 0:
-                timeout -= wait  # None from librdkafka: it waited all of ``wait``
         return self._poll_waiting(timeout)
 
     def _poll_waiting(self, timeout: float | None) -> Any:
@@ -288,6 +285,10 @@ class BridgedConsumer(_Base):  # type: ignore[misc]
             if pending:
                 self._membership.commit_async(pending)
         self._deliver_commit_results()
+
+    def _step_posted(self) -> None:
+        """Called on kafka-python's IO thread: the next poll() takes the slow path."""
+        self._fast_polls = 0
 
     def _serve_quietly(self) -> None:
         """Run rebalance steps where their callbacks' errors cannot be raised (logged)."""

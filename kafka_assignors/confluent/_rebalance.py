@@ -91,8 +91,10 @@ class Rebalancer(AsyncConsumerRebalanceListener):  # type: ignore[misc]
         cooperative: bool,
         auto_commit: bool,
         step_timeout_s: float,
+        on_post: Callable[[], None] = lambda: None,
     ) -> None:
         self._consumer = consumer
+        self._on_post = on_post
         self._raw = librdkafka
         self._membership = membership
         self._progress = progress
@@ -136,6 +138,7 @@ class Rebalancer(AsyncConsumerRebalanceListener):  # type: ignore[misc]
 
     def _post(self, step: Step) -> None:
         self._steps.append(step)
+        self._on_post()  # tells the polling thread to look at once
 
     async def _wait(self, step: Step) -> None:
         """Until the polling thread has run ``step``: bounded, yielding to the event loop."""
