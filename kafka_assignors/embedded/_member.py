@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import queue
 import signal
 import sys
 import threading
@@ -135,11 +136,54 @@ def _make_listener(emitter: Emitter, revoke_delay_ms: int = 0) -> Any:
     return Listener(emitter, revoke_delay_ms)
 
 
-def _watch_stdin(stop: threading.Event) -> None:
+def _watch_stdin(stop: threading.Event, commands: queue.SimpleQueue[str] | None = None) -> None:
     for line in sys.stdin:
-        if line.strip() == "stop":
+        command = line.strip()
+        if command == "stop":
             break
+        if command and commands is not None:
+            commands.put(command)
     stop.set()
+
+
+def _run_command(command: str, consumer: Any, listener: Any, stop: threading.Event,
+                 emitter: Emitter) -> None:
+    """``stall MS``: do not poll for MS ms (heartbeats go on: max_poll_interval_ms applies);
+    ``subscribe T1,T2``: change the subscription (a rebalance trigger)."""
+    verb, _, arg = command.partition(" ")
+    if verb == "stall":
+        ms = int(arg)
+        emitter.emit("stall", ms=ms)
+        stop.wait(ms / 1000)
+        emitter.emit("resumed")
+    elif verb == "subscribe":
+        topics = [t for t in arg.split(",") if t]
+        consumer.subscribe(topics=topics, listener=listener)
+        # kafka-python 3.0.12 forgets an in-flight rejoin once the JoinGroup request is built
+        # (see _keep_rejoin_until_joined); keep the flag up until the join completes
+        consumer._coordinator.request_rejoin()
+        emitter.emit("subscribed", topics=topics)
+    else:
+        emitter.emit("error", message=f"unknown command {command!r}")
+
+
+def _keep_rejoin_until_joined(consumer: Any) -> None:
+    """Work around kafka-python 3.0.12 wedging a member in REBALANCING.
+
+    ``ConsumerCoordinator.need_rejoin()`` turns False as soon as the JoinGroup request is
+    built (after a subscription change) or the leader has computed its assignment (after a
+    partition-count change); if the JoinGroup/SyncGroup round trip spans more than one
+    ``poll()``, the next poll never awaits the in-flight join again, heartbeats stay
+    disabled and the coordinator expels the member for good. A join in progress
+    (``rejoining``) must count as "needs rejoin".
+    """
+    coordinator = consumer._coordinator
+    original = coordinator.need_rejoin
+
+    def need_rejoin() -> bool:
+        return bool(original() or coordinator.rejoining)
+
+    coordinator.need_rejoin = need_rejoin
 
 
 def _arm_watchdog(seconds: float, emitter: Emitter) -> None:
@@ -160,7 +204,10 @@ def run(cfg: MemberConfig, emitter: Emitter) -> int:
     from .strategies import resolve_strategies
 
     stop = threading.Event()
-    threading.Thread(target=_watch_stdin, args=(stop,), daemon=True, name="stdin").start()
+    commands: queue.SimpleQueue[str] = queue.SimpleQueue()
+    threading.Thread(
+        target=_watch_stdin, args=(stop, commands), daemon=True, name="stdin"
+    ).start()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     signal.signal(signal.SIGINT, lambda *_: stop.set())
 
@@ -189,11 +236,15 @@ def run(cfg: MemberConfig, emitter: Emitter) -> int:
         **cfg.consumer_config,
     )
     listener.consumer = consumer
+    if cfg.fix_rejoin:
+        _keep_rejoin_until_joined(consumer)
     consumer.subscribe(topics=list(cfg.topics), listener=listener)
     emitter.emit("subscribed", topics=list(cfg.topics), strategies=list(cfg.strategies))
 
     last: dict[str, Any] | None = None
     while not stop.is_set():
+        while not commands.empty() and not stop.is_set():
+            _run_command(commands.get(), consumer, listener, stop, emitter)
         batches = consumer.poll(timeout_ms=cfg.poll_timeout_ms)
         consumed: dict[tuple[str, int], int] = {}
         for tp, records in batches.items():

@@ -18,6 +18,8 @@ Events:
     record      topic, partition, offset, key, value, value_size   (if report_records)
     commit      mode (auto|sync), ok, error, offsets [[topic, partition, offset], ...]
     closing / closed             clean stop in progress / done
+    stall ms / resumed           GroupRunner.stall_member: not polling for ms / polling again
+    subscribed topics            also after GroupRunner.resubscribe
     error       message [, traceback]
 
 A snapshot is ``generation``, ``member_id``, ``state`` (kafka-python MemberState name:
@@ -60,6 +62,9 @@ class MemberConfig:
     #: time spent in on_partitions_revoked, as an application committing or flushing would
     revoke_delay_ms: int = 0
     log_level: str = "WARNING"
+    #: work around kafka-python 3.0.12 losing an in-flight rejoin after a subscription or
+    #: partition-count change (the member would stay REBALANCING; see _member.py)
+    fix_rejoin: bool = False
     consumer_config: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> str:

@@ -238,6 +238,28 @@ class GroupRunner:
         self._send_stop(m)
         self._reap(m, timeout)
 
+    def _send_line(self, index: int, line: str) -> None:
+        m = self._member(index)
+        if m.proc.stdin is None or m.view.stopping:
+            raise GroupRunnerError(f"member {m.view.name} takes no commands (stopping)")
+        try:
+            m.proc.stdin.write(line + "\n")
+            m.proc.stdin.flush()
+        except (OSError, ValueError) as exc:
+            raise GroupRunnerError(f"member {m.view.name} is gone: {exc}") from exc
+
+    def stall_member(self, index: int, seconds: float) -> None:
+        """Make one member stop calling poll() for ``seconds`` while its heartbeats go on,
+        as a stuck application would (past ``max_poll_interval_ms`` it leaves the group)."""
+        self._send_line(index, f"stall {int(seconds * 1000)}")
+
+    def resubscribe(self, index: int, topics: Sequence[str]) -> None:
+        """Change one member's subscription to ``topics`` (a rebalance trigger)."""
+        self._send_line(index, "subscribe " + ",".join(topics))
+        with self._cond:
+            view = self._member(index).view
+            view.config = replace(view.config, topics=tuple(topics))
+
     def kill_member(self, index: int) -> None:
         """SIGKILL one member: no LeaveGroup, the broker notices at session timeout."""
         m = self._member(index)
