@@ -17,9 +17,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .balanced_sticky import canonical_members, usable_topics
+from .balanced_sticky import canonical_members
 from .claims import resolve_claims
 from .model import Assignment, GroupSpec
+from .subscriptions import usable_subscriptions
 
 
 def join_groups(
@@ -39,7 +40,7 @@ def join_groups(
 def co_partitioned(group: GroupSpec) -> Assignment:
     """Partition i of every topic in a join group to one member; see the module docstring."""
     members = canonical_members(group)
-    subs = [usable_topics(group, m) for m in members]
+    subs = usable_subscriptions(group, members)
     counts = {t: spec.partitions for t, spec in group.topics.items()}
     claims = resolve_claims(members, subs, counts)
     total = [0] * len(members)

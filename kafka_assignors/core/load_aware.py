@@ -25,10 +25,11 @@ import heapq
 import math
 from collections.abc import Mapping, Sequence
 
-from .balanced_sticky import balanced_sticky, canonical_members, usable_topics
+from .balanced_sticky import balanced_sticky, canonical_members
 from .claims import resolve_claims
 from .fill import sticky_fill
 from .model import Assignment, GroupSpec, TopicPartition
+from .subscriptions import usable_subscriptions
 
 DEFAULT_TOLERANCE = 0.05
 
@@ -59,7 +60,7 @@ def load_aware(group: GroupSpec, tolerance: float = DEFAULT_TOLERANCE) -> Assign
     if weights is None or len(set(weights.values())) <= 1:
         return balanced_sticky(group)
     members = canonical_members(group)
-    subs = [usable_topics(group, m) for m in members]
+    subs = usable_subscriptions(group, members)
     counts = {t: spec.partitions for t, spec in group.topics.items()}
     claims = resolve_claims(members, subs, counts)
     owner = {TopicPartition(t, p): i for i, by_t in enumerate(claims.owned)

@@ -21,10 +21,11 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping
 
-from .balanced_sticky import canonical_members, usable_topics
+from .balanced_sticky import canonical_members
 from .claims import resolve_claims
 from .fill import sticky_fill
 from .model import Assignment, GroupSpec, MemberSpec, TopicPartition
+from .subscriptions import usable_subscriptions
 
 log = logging.getLogger("kafka_assignors.core")
 
@@ -59,7 +60,7 @@ def member_pins(member: MemberSpec) -> tuple[list[TopicPartition], list[str], in
 def pinned(group: GroupSpec) -> Assignment:
     """Pins honoured, the rest balanced and sticky; see the module docstring."""
     members = canonical_members(group)
-    subs = [usable_topics(group, m) for m in members]
+    subs = usable_subscriptions(group, members)
     counts = {t: spec.partitions for t, spec in group.topics.items()}
     claims = resolve_claims(members, subs, counts)
 

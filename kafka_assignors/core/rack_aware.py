@@ -26,10 +26,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from .balanced_sticky import balanced_sticky, canonical_members, usable_topics
+from .balanced_sticky import balanced_sticky, canonical_members
 from .claims import resolve_claims
 from .flow import convex_transport
 from .model import Assignment, GroupSpec, MemberSpec, TopicPartition
+from .subscriptions import usable_subscriptions
 
 
 def rack_aware_enabled(group: GroupSpec) -> bool:
@@ -66,7 +67,7 @@ def rack_aware(group: GroupSpec) -> Assignment:
     if not rack_aware_enabled(group):
         return balanced_sticky(group)
     members = canonical_members(group)
-    subs = [usable_topics(group, m) for m in members]
+    subs = usable_subscriptions(group, members)
     counts = {t: spec.partitions for t, spec in group.topics.items()}
     claims = resolve_claims(members, subs, counts)
     member_racks = frozenset(m.rack for m in members if m.rack)
