@@ -136,3 +136,24 @@ def coordinator_of(bootstrap: str, group_id: str) -> int:
 
 def live_names(group: GroupRunner) -> Sequence[str]:
     return [v.name for v in group.members() if v.alive and not v.stopping]
+
+
+def member_modes(bootstrap: str, group_id: str) -> dict[str, str | None]:
+    """The rebalance protocol each member announced in our assignors' user data ('eager' or
+    'cooperative'), by client id; None for members whose user data is not ours."""
+    from kafka_assignors.adapters.user_data import decode_user_data
+
+    with admin_client(bootstrap) as admin:
+        described = admin.describe_groups([group_id])[group_id]
+    out: dict[str, str | None] = {}
+    for m in described.get("members") or ():
+        metadata = m.get("member_metadata")
+        raw = getattr(metadata, "user_data", None)
+        if isinstance(metadata, Mapping):
+            raw = metadata.get("user_data")
+        if isinstance(raw, str):
+            raw = raw.encode("latin-1", "replace")
+        fields = decode_user_data(raw) or {}
+        mode = fields.get("mode")
+        out[str(m["client_id"])] = str(mode) if mode is not None else None
+    return out
