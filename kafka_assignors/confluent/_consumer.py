@@ -28,7 +28,7 @@ from ._config import BridgeConfig, translate_config
 from ._errors import as_kafka_exception, state_error
 from ._membership import MembershipThread
 from ._offsets import Offsets, Progress, confluent_partitions, kafka_offsets, message_offsets
-from ._rebalance import Callback, Rebalancer
+from ._rebalance import Callback, OwnCalls, Rebalancer
 from ._strategies import rebalance_protocol, resolve_strategies
 
 log = logging.getLogger("kafka_assignors.confluent")
@@ -38,38 +38,16 @@ _raw_poll = _Base.poll
 _raw_consume = _Base.consume
 _monotonic = time.monotonic
 
-#: How often poll()/consume() look for commit results and auto-commits (steps: at once).
+#: How often poll()/consume() run the service: steps, commit results, auto-commits.
 SERVICE_TICK_S = 0.05
 #: poll() calls that may return a ready message without reading the clock (it costs more
-#: than the rest of the fast path); a waiting rebalance step is always seen at once.
+#: than the rest of the fast path); posting a rebalance step ends the run early.
 FAST_POLLS = 64
 #: Upper bound for close() and unsubscribe() to hand partitions back.
 CLOSE_TIMEOUT_S = 30.0
 #: Defaults of librdkafka (and kafka-python) for keys the bridge needs to know.
 DEFAULT_MAX_POLL_INTERVAL_MS = 300_000
 DEFAULT_CLIENT_ID = "kafka-assignors-confluent-bridge"
-
-
-class _Librdkafka:
-    """librdkafka's own assignment calls, bypassing the bridge's overrides."""
-
-    def __init__(self, consumer: Any) -> None:
-        self._c = consumer
-
-    def assign(self, partitions: list[Any]) -> None:
-        _Base.assign(self._c, partitions)
-
-    def unassign(self) -> None:
-        _Base.unassign(self._c)
-
-    def incremental_assign(self, partitions: list[Any]) -> None:
-        _Base.incremental_assign(self._c, partitions)
-
-    def incremental_unassign(self, partitions: list[Any]) -> None:
-        _Base.incremental_unassign(self._c, partitions)
-
-    def position(self, partitions: list[Any]) -> list[Any]:
-        return list(_Base.position(self._c, partitions))
 
 
 class BridgedConsumer(_Base):  # type: ignore[misc]
@@ -92,11 +70,12 @@ class BridgedConsumer(_Base):  # type: ignore[misc]
         self._next_auto_commit = math.inf
         self._commit_results: collections.deque[tuple[Offsets, Any]] = collections.deque()
         super().__init__(settings.confluent)
-        raw = _Librdkafka(self)
+        raw = OwnCalls(self, _Base)
         self._progress = Progress(raw.position, auto_store=settings.auto_offset_store)
         options = dict(settings.membership)
         options.setdefault("client_id", DEFAULT_CLIENT_ID)
         max_poll_s = options.get("max_poll_interval_ms", DEFAULT_MAX_POLL_INTERVAL_MS) / 1000
+        client: Any = None
         try:
             client = KafkaConsumer(
                 partition_assignment_strategy=self._assignors,
@@ -112,6 +91,8 @@ class BridgedConsumer(_Base):  # type: ignore[misc]
                 name=str(options["client_id"]),
             )
         except BaseException:
+            if client is not None:
+                client.close(autocommit=False)
             _Base.close(self)
             raise
         self._rebalancer = Rebalancer(

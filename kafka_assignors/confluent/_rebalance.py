@@ -49,6 +49,29 @@ class Librdkafka(Protocol):
     def incremental_unassign(self, partitions: list[Any]) -> None: ...
 
 
+class OwnCalls:
+    """librdkafka's own assignment calls on a subclass that overrides them (the bridge)."""
+
+    def __init__(self, consumer: Any, base: Any) -> None:
+        self._c = consumer
+        self._base = base  # confluent_kafka.Consumer
+
+    def assign(self, partitions: list[Any]) -> None:
+        self._base.assign(self._c, partitions)
+
+    def unassign(self) -> None:
+        self._base.unassign(self._c)
+
+    def incremental_assign(self, partitions: list[Any]) -> None:
+        self._base.incremental_assign(self._c, partitions)
+
+    def incremental_unassign(self, partitions: list[Any]) -> None:
+        self._base.incremental_unassign(self._c, partitions)
+
+    def position(self, partitions: list[Any]) -> list[Any]:
+        return list(self._base.position(self._c, partitions))
+
+
 class Membership(Protocol):
     """The parts of kafka-python's ``KafkaConsumer`` the listener touches."""
 
