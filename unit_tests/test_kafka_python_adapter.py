@@ -181,3 +181,14 @@ def test_an_assignor_that_loses_a_partition_is_stopped_at_the_leader() -> None:
     members = [FakeMember("a", subscription_of(BalancedStickyAssignor(), ["t"]))]
     with pytest.raises(InvalidAssignmentError, match="not assigned"):
         make_assignor("lossy", lossy)().assign(FakeCluster({"t": 2}), members)
+
+
+def test_cooperative_broadcast_is_never_withheld() -> None:
+    """A cooperative broadcast hands shared partitions out at once: nobody revokes, so no
+    second round would ever come for a withheld one."""
+    shared = make_assignor("shared", lambda g: {m.member_id: {"t": [0, 1]} for m in g.members},
+                           cooperative=True, broadcast=True)
+    members = [FakeMember(m, member_after(shared, ["t"], {"t": [0, 1]}, 2)) for m in "ab"]
+    members.append(FakeMember("c", member_after(shared, ["t"], {}, -1)))
+    got = assigned(shared().assign(FakeCluster({"t": 2}), members))
+    assert all(v == {"t": [0, 1]} for v in got.values())

@@ -117,7 +117,9 @@ class Leader:
 
         pending = 0
         sent = target
-        if cooperative and holders:
+        if cooperative and holders and not broadcast:
+            # (a broadcast never takes a partition away, so there is nothing to wait for:
+            # withholding would leave it unassigned, as no member revokes and rejoins)
             sent, pending = withhold_moving(target, holders)
         for m in members:
             if m.instance_id is not None:

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from ..adapters.kafka_python import KafkaPythonAssignor
-from ..adapters.leader import Leader, Strategy, WireMember
 from ..core.broadcast import broadcast
-from ..core.model import Assignment, GroupSpec, TopicPartition, TopicSpec
+from ..core.model import Assignment, GroupSpec
 
 
 class BroadcastAssignor(KafkaPythonAssignor):
@@ -44,26 +42,6 @@ class BroadcastAssignor(KafkaPythonAssignor):
         return broadcast(group)
 
 
-class _SharingLeader(Leader):
-    """A leader for strategies where nobody ever has to give a partition up."""
-
-    def assign(
-        self,
-        strategy: Strategy,
-        wire_members: Sequence[WireMember],
-        topics: Mapping[str, TopicSpec],
-        *,
-        cooperative: bool,
-        broadcast: bool = False,
-        weights: Mapping[TopicPartition, float] | None = None,
-    ) -> Assignment:
-        # Members keep all they hold, so no partition waits for a second round:
-        # withholding one a co-member holds would leave it unassigned until the
-        # next rebalance (no member revokes anything, so none rejoins).
-        return super().assign(strategy, wire_members, topics, cooperative=False,
-                              broadcast=broadcast, weights=weights)
-
-
 class CooperativeBroadcastAssignor(BroadcastAssignor):
     """Broadcast under the cooperative protocol: members keep consuming through rebalances.
 
@@ -74,6 +52,3 @@ class CooperativeBroadcastAssignor(BroadcastAssignor):
     name: ClassVar[str] = "cooperative-broadcast"
     cooperative: ClassVar[bool] = True
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self._leader = _SharingLeader(self.name)
