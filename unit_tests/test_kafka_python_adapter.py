@@ -192,3 +192,31 @@ def test_cooperative_broadcast_is_never_withheld() -> None:
     members.append(FakeMember("c", member_after(shared, ["t"], {}, -1)))
     got = assigned(shared().assign(FakeCluster({"t": 2}), members))
     assert all(v == {"t": [0, 1]} for v in got.values())
+
+
+def test_second_cooperative_round_reuses_the_first_rounds_weights() -> None:
+    """Live weights are read once per move: the follow-up cooperative round finishes the
+    first round's plan instead of re-reading weights and aiming somewhere new."""
+    from kafka_assignors.core.balanced_sticky import balanced_sticky
+
+    class Counting(CooperativeBalancedStickyAssignor):
+        reads = 0
+
+        def partition_weights(self, cluster: Any, topics: Any) -> Any:
+            Counting.reads += 1
+            return {TopicPartition("t", p): float(Counting.reads * p) for p in range(4)}
+
+        def assign_group(self, group: GroupSpec) -> Any:
+            return balanced_sticky(group)
+
+    coop = CooperativeBalancedStickyAssignor
+    members = [FakeMember("a", member_after(coop, ["t"], {"t": [0, 1, 2, 3]}, 3)),
+               FakeMember("b", member_after(coop, ["t"], {}, -1))]
+    leader = Counting()
+    first = assigned(leader.assign(FakeCluster({"t": 4}), members))
+    assert leader.last_report.pending_second_round == 2 and Counting.reads == 1
+    members[0] = FakeMember("a", member_after(coop, ["t"], first["a"], 4))
+    leader.assign(FakeCluster({"t": 4}), members)
+    assert Counting.reads == 1 and leader.last_report.pending_second_round == 0
+    leader.assign(FakeCluster({"t": 4}), members)  # a later, unrelated rebalance reads again
+    assert Counting.reads == 2

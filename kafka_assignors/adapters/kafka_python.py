@@ -8,6 +8,7 @@ user data object saying whether it runs the eager or the cooperative protocol.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
@@ -33,6 +34,8 @@ from .user_data import encode_user_data
 log = logging.getLogger("kafka_assignors")
 
 SUBSCRIPTION_VERSION = 3
+#: How long after a round that withheld partitions its weights are reused for the next.
+SECOND_ROUND_WINDOW_S = 120.0
 
 
 class KafkaPythonAssignor(AbstractPartitionAssignor):  # type: ignore[misc]
@@ -58,6 +61,8 @@ class KafkaPythonAssignor(AbstractPartitionAssignor):  # type: ignore[misc]
         self._owned: dict[str, list[int]] = {}
         self._generation = UNKNOWN_GENERATION
         self._leader = Leader(self.name)
+        self._weights: Mapping[TopicPartition, float] | None = None
+        self._weights_at = float("-inf")
 
     # --- what a strategy implements -------------------------------------------------
 
@@ -125,9 +130,31 @@ class KafkaPythonAssignor(AbstractPartitionAssignor):  # type: ignore[misc]
             topics,
             cooperative=self.cooperative,
             broadcast=self.broadcast,
-            weights=self.partition_weights(cluster, topics),
+            weights=self._round_weights(cluster, topics),
         )
         return _to_wire(sent, self.name, self._leader)
+
+    def _round_weights(
+        self, cluster: Any, topics: Mapping[str, TopicSpec]
+    ) -> Mapping[TopicPartition, float] | None:
+        """Weights for this round; the second cooperative round reuses the first round's.
+
+        Live weights (lag) change from one round to the next; a second round that
+        re-read them could aim at a new target and withhold partitions again, round
+        after round.  Finishing the move the first round started needs its weights.
+        """
+        report = self._leader.last_report
+        if (
+            self.cooperative
+            and report is not None
+            and report.pending_second_round
+            and time.monotonic() - self._weights_at < SECOND_ROUND_WINDOW_S
+        ):
+            log.info("%s: second cooperative round reuses the first round's weights", self.name)
+            return self._weights
+        self._weights = self.partition_weights(cluster, topics)
+        self._weights_at = time.monotonic()
+        return self._weights
 
     @property
     def last_report(self) -> Any:
