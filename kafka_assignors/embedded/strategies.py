@@ -1,56 +1,26 @@
 """Turn assignment-strategy names into what kafka-python's ``partition_assignment_strategy`` takes.
 
-A strategy is given as a string so it can cross a process boundary:
-
-* a kafka-python wire name: ``range``, ``roundrobin``, ``sticky``, ``cooperative-sticky``;
-* an import path ``module:Attr`` (e.g. ``kafka_assignors:BalancedStickyAssignor``) naming
-  an assignor class (kafka-python instantiates it) or a ready assignor instance.
+A strategy is given as a string so it can cross a process boundary: a wire name
+(kafka-python's ``range``, ``roundrobin``, ``sticky``, ``cooperative-sticky``, or
+any of ours such as ``balanced-sticky``) or an import path ``module:Attr`` naming
+an assignor class or instance.  The names are resolved by the one registry the
+simulator and the CLI use too.
 """
 
 from __future__ import annotations
 
-import importlib
 from typing import Any
 
-BUILTIN = {
-    "range": ("kafka.coordinator.assignors.range", "RangePartitionAssignor"),
-    "roundrobin": ("kafka.coordinator.assignors.roundrobin", "RoundRobinPartitionAssignor"),
-    "sticky": ("kafka.coordinator.assignors.sticky.sticky_assignor", "StickyPartitionAssignor"),
-    "cooperative-sticky": (
-        "kafka.coordinator.assignors.cooperative_sticky",
-        "CooperativeStickyAssignor",
-    ),
-}
+from ..simulator.registry import UnknownAssignorError, resolve_assignor
+from ..simulator.registry import wire_name as _wire_name
 
-
-class StrategyError(ValueError):
-    """A strategy name that cannot be resolved."""
+#: Raised for a strategy name that cannot be resolved.
+StrategyError = UnknownAssignorError
 
 
 def resolve_strategy(spec: str) -> Any:
     """The assignor class (or instance) named by ``spec``."""
-    spec = spec.strip()
-    if spec in BUILTIN:
-        module_name, attr = BUILTIN[spec]
-    elif ":" in spec:
-        module_name, _, attr = spec.partition(":")
-    else:
-        raise StrategyError(
-            f"unknown assignment strategy {spec!r}: use one of {sorted(BUILTIN)} "
-            "or an import path 'module:Attr'"
-        )
-    try:
-        obj: Any = importlib.import_module(module_name)
-    except ImportError as exc:
-        raise StrategyError(f"strategy {spec!r}: cannot import {module_name}: {exc}") from exc
-    for part in attr.split("."):
-        try:
-            obj = getattr(obj, part)
-        except AttributeError as exc:
-            raise StrategyError(f"strategy {spec!r}: {module_name} has no {attr}") from exc
-    if not hasattr(obj, "name"):
-        raise StrategyError(f"strategy {spec!r} resolved to {obj!r}, which has no wire 'name'")
-    return obj
+    return resolve_assignor(spec)
 
 
 def resolve_strategies(specs: list[str] | tuple[str, ...]) -> list[Any]:
@@ -62,4 +32,4 @@ def resolve_strategies(specs: list[str] | tuple[str, ...]) -> list[Any]:
 
 def wire_name(spec: str) -> str:
     """The protocol name the broker will see for ``spec``."""
-    return str(resolve_strategy(spec).name)
+    return _wire_name(spec)
