@@ -1,6 +1,6 @@
 """Our assignors for aiokafka consumers: same algorithms, same wire names, same wire format.
 
-Usage::
+Usage (every assignor of ``kafka_assignors`` is here under the same name)::
 
     from kafka_assignors.aiokafka import BalancedStickyAssignor
     AIOKafkaConsumer(..., partition_assignment_strategy=(BalancedStickyAssignor(),))
@@ -129,3 +129,23 @@ def BalancedStickyAssignor(**kwargs: Any) -> AIOKafkaAssignor:
 def CooperativeBalancedStickyAssignor(**kwargs: Any) -> AIOKafkaAssignor:
     """``cooperative-balanced-sticky`` for aiokafka (its members run eager)."""
     return AIOKafkaAssignor(_CooperativeBalancedSticky(**kwargs))
+
+
+def __getattr__(name: str) -> Any:
+    """Every other assignor exported by ``kafka_assignors`` under the same name, for aiokafka.
+
+    ``from kafka_assignors.aiokafka import LoadAwareAssignor`` gives a factory that
+    takes the same arguments as the kafka-python class.
+    """
+    import kafka_assignors
+
+    cls = getattr(kafka_assignors, name, None) if name in kafka_assignors.__all__ else None
+    if isinstance(cls, type) and issubclass(cls, KafkaPythonAssignor) and cls.name:
+
+        def factory(*args: Any, **kwargs: Any) -> AIOKafkaAssignor:
+            return AIOKafkaAssignor(cls(*args, **kwargs))
+
+        factory.__name__ = name
+        factory.__doc__ = f"``{cls.name}`` for aiokafka (its members run eager)."
+        return factory
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

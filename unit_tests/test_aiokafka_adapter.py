@@ -76,3 +76,18 @@ def test_for_aiokafka_wraps_classes_and_instances() -> None:
     """Any of our kafka-python assignors (class or instance) can be wrapped for aiokafka."""
     assert for_aiokafka(KafkaPythonBalancedSticky).name == "balanced-sticky"
     assert for_aiokafka(KafkaPythonBalancedSticky()).name == "balanced-sticky"
+
+
+def test_every_exported_assignor_has_an_aiokafka_twin() -> None:
+    """Each assignor exported by kafka_assignors is importable from kafka_assignors.aiokafka."""
+    import kafka_assignors
+    import kafka_assignors.aiokafka as aio
+    from kafka_assignors.adapters.kafka_python import KafkaPythonAssignor
+
+    names = [n for n in kafka_assignors.__all__
+             if isinstance(getattr(kafka_assignors, n), type)
+             and issubclass(getattr(kafka_assignors, n), KafkaPythonAssignor)
+             and getattr(kafka_assignors, n).name]
+    assert len(names) >= 12
+    for n in names:
+        assert getattr(aio, n)().name == getattr(kafka_assignors, n).name
