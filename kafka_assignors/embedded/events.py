@@ -53,7 +53,9 @@ class MemberConfig:
     session_timeout_ms: int = 10_000
     heartbeat_interval_ms: int = 1_000
     max_poll_interval_ms: int = 60_000
-    poll_timeout_ms: int = 200
+    # >= 1 s: a shorter poll widens a kafka-python 3.0.12 race that can leave a leader
+    # stuck in REBALANCING after a metadata-only rejoin (see README, Known limits)
+    poll_timeout_ms: int = 1_000
     close_timeout_ms: int = 10_000
     commit: CommitMode = "auto"
     auto_offset_reset: str = "earliest"
