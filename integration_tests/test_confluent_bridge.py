@@ -286,8 +286,9 @@ def moved(before: dict[str, frozenset[int]], after: dict[str, frozenset[int]]) -
 def test_cooperative_group_through_join_clean_leave_and_crash(
     kafka_broker: BrokerHandle, bridge_group: Callable[[str], BridgeGroup]
 ) -> None:
-    """Assignments equal the leader's computation at every step, nothing is lost, only the
-    crash causes duplicates, and the final commits seen by the admin API cover everything."""
+    """Cooperative members reading with consume(): assignments equal the leader's computation at
+    every step, nothing is lost, only the crash causes duplicates, and the final commits seen
+    by the admin API cover everything."""
     group = bridge_group("cooperative-balanced-sticky")
     producer = BackgroundProducer(kafka_broker.bootstrap, group.base["topic"], rate=400)
     try:
@@ -332,13 +333,14 @@ def test_cooperative_group_through_join_clean_leave_and_crash(
 def test_eager_static_members_restart_and_scale_in_without_duplicates(
     kafka_broker: BrokerHandle, bridge_group: Callable[[str], BridgeGroup]
 ) -> None:
-    """Eager (balanced-sticky) static members: a restarted member gets its partitions back,
-    a clean scale-in hands over without a single duplicate, commits cover everything."""
+    """Eager (balanced-sticky) static members reading with poll(): a restarted member gets its
+    partitions back, a clean scale-in hands over without a single duplicate, commits cover
+    everything."""
     group = bridge_group("balanced-sticky")
     producer = BackgroundProducer(kafka_broker.bootstrap, group.base["topic"], rate=400)
     try:
         for name in ("s0", "s1", "s2"):
-            group.add(name, instance_id=f"instance-{name}")
+            group.add(name, instance_id=f"instance-{name}", api="poll")
         first = group.wait_stable()
         assert_balanced(first)
 
@@ -348,7 +350,7 @@ def test_eager_static_members_restart_and_scale_in_without_duplicates(
         name = next(n for n in ("s0", "s1", "s2") if n != leader)
         generation = group.latest(name, "state")["generation"]  # type: ignore[index]
         group.stop(name)
-        group.add(f"{name}-again", instance_id=f"instance-{name}")
+        group.add(f"{name}-again", instance_id=f"instance-{name}", api="poll")
         restarted = group.wait_stable(check_report=False)
         assert restarted.pop(f"{name}-again") == first.pop(name)
         assert restarted == first

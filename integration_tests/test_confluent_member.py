@@ -4,8 +4,8 @@
 
 (No tests here: the file is named so within the confluent bridge's test files.)
 Reports JSON lines on stdout: ``assigned``/``revoked``/``lost`` (the rebalance
-callbacks), ``records`` (what one consume() batch returned, reported before the
-next call, so everything the bridge may commit has been reported), ``state``
+callbacks), ``records`` (what one poll() or consume() call returned, reported
+before the next call, so everything the bridge may commit has been reported), ``state``
 (generation, member id, librdkafka's assignment, when it changes) and
 ``report`` (the assignor's last leader report, when this member computed one).
 Stops cleanly (close()) on a ``stop`` line or stdin EOF.
@@ -84,7 +84,11 @@ def run(cfg: dict[str, Any], out: TextIO) -> None:
     last_report: Any = None
     next_report = 0.0
     while not stop.is_set():
-        batch = consumer.consume(200, 0.1)
+        if cfg.get("api") == "poll":
+            msg = consumer.poll(0.1)
+            batch = [] if msg is None else [msg]
+        else:
+            batch = consumer.consume(200, 0.1)
         items = [[m.partition(), m.offset()] for m in batch if m.error() is None]
         if items:
             emit("records", items=items)

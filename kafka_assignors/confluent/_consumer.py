@@ -38,11 +38,9 @@ _raw_poll = _Base.poll
 _raw_consume = _Base.consume
 _monotonic = time.monotonic
 
-#: How often poll()/consume() run the service: steps, commit results, auto-commits.
+#: How often poll()/consume() run the service (steps, commit results, auto-commits) while
+#: they wait; while messages flow, at least every 0.5 s (the membership thread's tick).
 SERVICE_TICK_S = 0.05
-#: poll() calls that may return a ready message without reading the clock (it costs more
-#: than the rest of the fast path); posting a rebalance step ends the run early.
-FAST_POLLS = 64
 #: Upper bound for close() and unsubscribe() to hand partitions back.
 CLOSE_TIMEOUT_S = 30.0
 #: Defaults of librdkafka (and kafka-python) for keys the bridge needs to know.
@@ -66,7 +64,7 @@ class BridgedConsumer(_Base):  # type: ignore[misc]
         self._closed = False
         self._subscribed = False
         self._next_service = 0.0
-        self._fast_polls = 0
+        self._fast = False
         self._next_auto_commit = math.inf
         self._commit_results: collections.deque[tuple[Offsets, Any]] = collections.deque()
         super().__init__(settings.confluent)
@@ -88,6 +86,7 @@ class BridgedConsumer(_Base):  # type: ignore[misc]
                 client,
                 max_poll_interval_s=max_poll_s,
                 on_commit_done=self._commit_done,
+                on_tick=self._slow_down,
                 name=str(options["client_id"]),
             )
         except BaseException:
@@ -105,7 +104,7 @@ class BridgedConsumer(_Base):  # type: ignore[misc]
             cooperative=protocol == RebalanceProtocol.COOPERATIVE,
             auto_commit=settings.auto_commit,
             step_timeout_s=max_poll_s,
-            on_post=self._step_posted,
+            on_post=self._slow_down,
         )
         self._steps = self._rebalancer.steps  # the same deque, checked by the slow path
 
@@ -201,10 +200,9 @@ class BridgedConsumer(_Base):  # type: ignore[misc]
 
     def poll(self, timeout: float | None = None) -> Any:
         """One message or event (or None on timeout); also runs rebalance steps."""
-        # fast path, taken while librdkafka has messages ready: no clock read, no step
-        # check (posting a step sets _fast_polls to 0, so the next call looks)
-        if self._fast_polls > 0:
-            self._fast_polls -= 1
+        # fast path while librdkafka has messages ready: no clock, no checks.  _fast is
+        # cleared by a posted rebalance step and by the membership thread (every <= 0.5 s)
+        if self._fast:
             msg = _raw_poll(self, 0)
             if msg is not None:
                 return msg
@@ -214,7 +212,7 @@ class BridgedConsumer(_Base):  # type: ignore[misc]
         now = _monotonic()
         if now >= self._next_service or self._steps:
             self._service(now)
-        self._fast_polls = FAST_POLLS
+        self._fast = True
         deadline = math.inf if timeout is None or timeout < 0 else now + timeout
         while True:
             msg = _raw_poll(self, min(deadline, self._next_service) - now)
@@ -252,7 +250,7 @@ class BridgedConsumer(_Base):  # type: ignore[misc]
             raise RuntimeError("Consumer closed")
         if self._rebalancer.in_callback():
             raise state_error("poll()/consume() cannot be called from a rebalance callback")
-        self._fast_polls = 0  # a poll() from a callback must come back here (and fail)
+        self._fast = False  # a poll() from a callback must come back here (and fail)
         self._next_service = now + SERVICE_TICK_S
         self._membership.touch(now)
         if self._steps:
@@ -267,9 +265,9 @@ class BridgedConsumer(_Base):  # type: ignore[misc]
                 self._membership.commit_async(pending)
         self._deliver_commit_results()
 
-    def _step_posted(self) -> None:
-        """Called on kafka-python's IO thread: the next poll() takes the slow path."""
-        self._fast_polls = 0
+    def _slow_down(self) -> None:
+        """From other threads: the next poll() takes the slow path (service, steps)."""
+        self._fast = False
 
     def _serve_quietly(self) -> None:
         """Run rebalance steps where their callbacks' errors cannot be raised (logged)."""
@@ -379,7 +377,7 @@ class BridgedConsumer(_Base):  # type: ignore[misc]
         self._check_usable("close")
         self._closed = True
         self._next_service = 0.0  # every later poll() reports the consumer closed
-        self._fast_polls = 0
+        self._fast = False
         deadline = _monotonic() + CLOSE_TIMEOUT_S
         failure: BaseException | None = None
         try:

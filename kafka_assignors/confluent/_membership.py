@@ -112,6 +112,7 @@ class MembershipThread:
         max_poll_interval_s: float,
         on_commit_done: Callable[[Offsets, Any], None],
         name: str,
+        on_tick: Callable[[], None] = lambda: None,
     ) -> None:
         net = getattr(client, "_net", None)
         if net is None or not hasattr(net, "call_soon_threadsafe"):
@@ -123,6 +124,7 @@ class MembershipThread:
         self._net = net
         self._max_poll_interval_s = max_poll_interval_s
         self._on_commit_done = on_commit_done
+        self._on_tick = on_tick
         self._name = name
         self._stop = threading.Event()
         self._wake = threading.Event()  # ends a stable pause early: stop, a queued commit
@@ -222,6 +224,7 @@ class MembershipThread:
 
     def _run(self) -> None:
         while not self._stop.is_set():
+            self._on_tick()  # the application's poll() runs its service at least this often
             if time.monotonic() - self._last_activity > self._max_poll_interval_s:
                 # the application stopped polling: let kafka-python's poll timer expire
                 self._stop.wait(0.1)
