@@ -52,3 +52,10 @@ integration: bootstrap
 
 clean:
 	rm -rf .pytest_cache .mypy_cache .ruff_cache .hypothesis
+
+# make bench: kafka-python's assignors against ours, side by side (tens of minutes; writes
+# benchmarks/results/). BENCH_ARGS="--quick" for a smoke check, "--only 10k uniform" for a part.
+BENCH_ARGS ?=
+.PHONY: bench
+bench: venv
+	$(PY) -m benchmarks.assignors $(BENCH_ARGS)

@@ -263,6 +263,15 @@ def goals(report: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
+def _gate(load: dict[str, Any]) -> str:
+    if not load.get("max_load_gate"):
+        return ""
+    return (
+        f" Before the cells, the run waited {load.get('waited_for_load_s')} s in all for the "
+        f"1-minute load to fall below {load['max_load_gate']:g} (`--max-load`), then went on."
+    )
+
+
 def _yes(ok: bool) -> str:
     return "yes" if ok else "**no**"
 
@@ -281,7 +290,7 @@ def render_markdown(report: dict[str, Any]) -> str:
         f"{m['python']}, kafka-python {m['kafka_python']}, kafka-assignors "
         f"{m['kafka_assignors']}. Load average (1 min) at the start of each cell: mean "
         f"{load.get('mean_1min_at_cell_start')}, max {load.get('max_1min_at_cell_start')} "
-        f"(start {load.get('start')}, end {load.get('end')}).",
+        f"(start {load.get('start')}, end {load.get('end')})." + _gate(load),
         "",
         f"Times are the median of up to {s['max_repeats']} runs (repeats stop once "
         f"{s['repeat_budget_s']:g} s went into timed calls); one `assign()` call may take "
@@ -289,9 +298,10 @@ def render_markdown(report: dict[str, Any]) -> str:
         "time divided by kafka-python's roundrobin time for the same cell (lower is better); "
         '"faster than kafka-python" is the time of kafka-python\'s sticky (for '
         "balanced-sticky) or cooperative-sticky (for cooperative-balanced-sticky) divided by "
-        "ours. Goals are judged on wall-clock time; the CPU time of the same calls "
-        "(`process_time`, less disturbed by other processes on a shared machine) is shown "
-        "beside it and kept in the JSON (`cpu_seconds`).",
+        "ours (ratios use wall-clock medians). CPU is the median `process_time()` of the "
+        "same calls: the assignors are single-threaded, so on an idle machine it matches the "
+        "wall clock, and it is much less disturbed by other processes on a shared one. The "
+        "goals table judges both.",
         "",
     ]
     goal_rows = goals(report)
