@@ -216,11 +216,21 @@ def test_instances_classes_and_kafka_python_names_are_accepted() -> None:
     assert got[0] is mine
     assert isinstance(got[1], CooperativeBalancedStickyAssignor)
     assert isinstance(got[2], RangePartitionAssignor)
+    by_path = resolve_strategies("kafka_assignors:BalancedStickyAssignor")
+    assert isinstance(by_path[0], BalancedStickyAssignor)
+
+
+def test_every_registered_wire_name_resolves() -> None:
+    """Every assignor the project registers works as a bridge strategy."""
+    from kafka_assignors.simulator.registry import assignor_names
+
+    for name in assignor_names():
+        assert resolve_strategies(name)[0].name == name
 
 
 @pytest.mark.parametrize(
     ("value", "message"),
-    [("sticky-ish", "unknown partition.assignment.strategy"), ([], "empty"),
+    [("sticky-ish", "unknown assignor 'sticky-ish'"), ([], "empty"),
      ("range,range", "twice"), ([object()], "neither a wire name")],
 )
 def test_bad_strategies_are_refused(value: Any, message: str) -> None:

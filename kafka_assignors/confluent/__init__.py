@@ -32,7 +32,6 @@ from ._config import (
 from ._consumer import BridgedConsumer
 from ._errors import UnsupportedConfigError
 from ._security import SECURITY_KEYS
-from ._strategies import our_assignors
 
 #: Drop-in name: ``from kafka_assignors.confluent import Consumer``.
 Consumer = BridgedConsumer
@@ -47,6 +46,5 @@ __all__ = [
     "BridgedConsumer",
     "Consumer",
     "UnsupportedConfigError",
-    "our_assignors",
     "translate_config",
 ]
