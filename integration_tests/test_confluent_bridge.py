@@ -1,6 +1,6 @@
 """Bridged confluent-kafka consumers (kafka_assignors.confluent) in live groups on a real broker.
 
-Members are separate processes (``test_confluent_member.py``) so one can be
+Members are separate processes (``confluent_member.py``) so one can be
 SIGKILLed; a producer writes throughout.  Each stable state must be exactly what
 the leader's assignor computed (its ``last_report``), every produced message
 must be consumed, duplicates may only come from the killed member, and the
@@ -29,7 +29,7 @@ from confluent_kafka.admin import AdminClient
 
 from .conftest import BrokerHandle
 
-MEMBER = Path(__file__).with_name("test_confluent_member.py")
+MEMBER = Path(__file__).with_name("confluent_member.py")
 PARTITIONS = 12
 STABLE_TIMEOUT_S = 60.0
 pytestmark = pytest.mark.timeout(240)

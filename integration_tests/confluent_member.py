@@ -1,6 +1,6 @@
 """One bridged confluent-kafka group member, run as its own process by ``test_confluent_bridge``.
 
-    python integration_tests/test_confluent_member.py '<config JSON>'
+    python integration_tests/confluent_member.py '<config JSON>'
 
 (No tests here: the file is named so within the confluent bridge's test files.)
 Reports JSON lines on stdout: ``assigned``/``revoked``/``lost`` (the rebalance
