@@ -119,13 +119,13 @@ def readers_of(values: Iterable[str], records: Iterable[Mapping[str, Any]]) -> d
     return out
 
 
-_ASSIGNED_LINE = re.compile(r"kafka_assignors INFO (\S+): assigned")
+_ASSIGNED_LINE = re.compile(r"^(\S+ \S+) \S+ kafka_assignors INFO (\S+): assigned", re.M)
 
 
-def leader_lines(group: GroupRunner, index: int) -> int:
-    """How many assignments member ``index`` computed as leader (our assignors log one INFO
-    line each; the member must run with log_level='INFO')."""
-    return len(_ASSIGNED_LINE.findall(group.member_log(index)))
+def leader_lines(group: GroupRunner, index: int) -> list[str]:
+    """Timestamps of the assignments member ``index`` computed as leader, oldest first (our
+    assignors log one INFO line each; the member must run with log_level='INFO')."""
+    return [m[1] for m in _ASSIGNED_LINE.finditer(group.member_log(index))]
 
 
 def coordinator_of(bootstrap: str, group_id: str) -> int:

@@ -29,3 +29,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=int(os.environ.get("KAFKA_ASSIGNORS_CHAOS_SEED", "20240604")),
         help="seed of the chaos scenario's random events (env KAFKA_ASSIGNORS_CHAOS_SEED)",
     )
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """A soak outlasts the suite's per-test timeout: give the chaos test an hour."""
+    if not config.getoption("--soak"):
+        return
+    for item in items:
+        if item.nodeid.startswith("integration_tests/test_e2e/test_chaos.py"):
+            item.add_marker(pytest.mark.timeout(3600))
