@@ -333,7 +333,9 @@ def render_markdown(report: dict[str, Any]) -> str:
         "Moved: partitions whose owner before the member left is still in the group but "
         "is not their owner now (a cooperative assignor's first round withholds the ones "
         "that move; they count as moved). Valid: no partition given twice, none to a "
-        "member that does not subscribe to its topic, none that does not exist.",
+        "member that does not subscribe to its topic, none that does not exist, and every "
+        "subscribed partition given to someone (except those a cooperative first round "
+        "withholds from a remaining owner).",
         "",
     ]
     if notes:
