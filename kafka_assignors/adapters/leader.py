@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from ..core.cooperative import withhold_moving
+from ..core.cooperative import Holding, withhold_held
 from ..core.metrics import count_spread, moved_partitions
 from ..core.model import (
     UNKNOWN_GENERATION,
@@ -107,7 +107,7 @@ class Leader:
         Call it inside :func:`gc_paused` together with the wire conversion.
         """
         started = time.perf_counter()
-        members, holders = self._model_members(wire_members, cooperative)
+        members, holding = self._model_members(wire_members, cooperative)
         group = GroupSpec(tuple(members), topics, weights)
 
         target = normalize(strategy(group))
@@ -117,10 +117,10 @@ class Leader:
 
         pending = 0
         sent = target
-        if cooperative and holders and not broadcast:
+        if cooperative and holding and not broadcast:
             # (a broadcast never takes a partition away, so there is nothing to wait for:
             # withholding would leave it unassigned, as no member revokes and rejoins)
-            sent, pending = withhold_moving(target, holders)
+            sent, pending = withhold_held(target, holding)
         for m in members:
             if m.instance_id is not None:
                 self._static_memory[m.instance_id] = sent[m.member_id]
@@ -155,12 +155,12 @@ class Leader:
 
     def _model_members(
         self, wire_members: Sequence[WireMember], cooperative: bool
-    ) -> tuple[list[MemberSpec], dict[str, dict[int, frozenset[str]]]]:
+    ) -> tuple[list[MemberSpec], dict[str, Holding]]:
         members: list[MemberSpec] = []
         # one frozenset per distinct subscription, so later steps can cache by it
         topic_sets: dict[tuple[str, ...], frozenset[str]] = {}
-        # topic -> partition -> (generation, holders) from members that still hold partitions
-        held: dict[str, dict[int, tuple[int, set[str]]]] = {}
+        # member -> (generation, partitions) of members that may still hold partitions
+        holding: dict[str, Holding] = {}
         for w in wire_members:
             fields = decode_user_data(w.user_data)
             owned: Mapping[str, Sequence[int]] = w.owned
@@ -174,18 +174,10 @@ class Leader:
                 )
                 fields, owned = {}, {}
             mode = fields.get("mode")
-            if cooperative and mode != MODE_EAGER:
+            if cooperative and mode != MODE_EAGER and w.owned:
                 # An eager member revoked everything before joining; anyone else may
                 # still hold what it reports, so it must let go before a new owner gets it.
-                for topic, ps in w.owned.items():
-                    slot = held.setdefault(topic, {})
-                    for p in ps:
-                        gen, who = slot.get(p, (w.generation, set()))
-                        if w.generation > gen:
-                            gen, who = w.generation, set()
-                        if w.generation == gen:
-                            who.add(w.member_id)
-                        slot[p] = (gen, who)
+                holding[w.member_id] = (w.generation, w.owned)
             if not owned and w.instance_id is not None and w.instance_id in self._static_memory:
                 owned = self._static_memory[w.instance_id]
                 generation = UNKNOWN_GENERATION
@@ -207,11 +199,7 @@ class Leader:
                     user_data=fields,
                 )
             )
-        holders = {
-            topic: {p: frozenset(who) for p, (_g, who) in slot.items()}
-            for topic, slot in held.items()
-        }
-        return members, holders
+        return members, holding
 
 
 @contextlib.contextmanager

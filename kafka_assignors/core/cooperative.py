@@ -13,6 +13,9 @@ from collections.abc import Mapping, Sequence
 
 from .model import Assignment
 
+#: (generation, topic -> partitions) a member reports it still holds.
+Holding = tuple[int, Mapping[str, Sequence[int]]]
+
 
 def withhold_moving(
     target: Mapping[str, Mapping[str, Sequence[int]]],
@@ -45,3 +48,65 @@ def withhold_moving(
                 mine[topic] = keep
         out[member] = mine
     return out, pending
+
+
+def withhold_held(
+    target: Mapping[str, Mapping[str, Sequence[int]]],
+    holding: Mapping[str, Holding],
+) -> tuple[Assignment, int]:
+    """:func:`withhold_moving` from what each member holds, without a set per partition.
+
+    Holders count only at the newest generation that claims a partition (older
+    claims were fenced and let go).  When every holder reports one generation,
+    as in a settled group, only partitions new to their target owner are looked
+    up, in one set of held partitions per topic.
+    """
+    generations = {gen for gen, _parts in holding.values()}
+    if len(generations) > 1:
+        return withhold_moving(target, _holders_by_partition(holding))
+    held_any: dict[str, set[int]] = {}
+
+    def held_in(topic: str) -> set[int]:
+        got = held_any.get(topic)
+        if got is None:
+            got = held_any[topic] = set().union(
+                *(parts.get(topic, ()) for _gen, parts in holding.values())
+            )
+        return got
+
+    out: Assignment = {}
+    pending = 0
+    empty: Mapping[str, Sequence[int]] = {}
+    for member, by_topic in target.items():
+        mine_now = holding.get(member, (0, empty))[1]
+        mine: dict[str, list[int]] = {}
+        for topic, partitions in by_topic.items():
+            had = mine_now.get(topic)
+            if had == partitions:
+                mine[topic] = list(partitions)
+                continue
+            had_set = set(had) if had else set()
+            others = held_in(topic)
+            keep = [p for p in partitions if p in had_set or p not in others]
+            pending += len(partitions) - len(keep)
+            if keep:
+                mine[topic] = keep
+        out[member] = mine
+    return out, pending
+
+
+def _holders_by_partition(
+    holding: Mapping[str, Holding],
+) -> dict[str, dict[int, frozenset[str]]]:
+    best: dict[str, dict[int, tuple[int, set[str]]]] = {}
+    for member, (gen, parts) in holding.items():
+        for topic, ps in parts.items():
+            slot = best.setdefault(topic, {})
+            for p in ps:
+                g, who = slot.get(p, (gen, set()))
+                if gen > g:
+                    g, who = gen, set()
+                if gen == g:
+                    who.add(member)
+                slot[p] = (g, who)
+    return {t: {p: frozenset(w) for p, (_g, w) in slot.items()} for t, slot in best.items()}
