@@ -33,6 +33,21 @@ def locality(state: Mapping[str, frozenset[tuple[str, int]]], zone_of: Mapping[s
     return local / sum(len(tps) for tps in state.values())
 
 
+def best_locality(racks: Mapping[int, set[str]], per_member: int) -> float:
+    """Highest share of local partitions with one member per zone holding ``per_member``."""
+    import networkx as nx
+
+    g = nx.DiGraph()
+    for zone in ZONES:
+        g.add_edge("s", zone, capacity=per_member)
+        for p, zones in racks.items():
+            if zone in zones:
+                g.add_edge(zone, ("p", p), capacity=1)
+    for p in racks:
+        g.add_edge(("p", p), "t", capacity=1)
+    return float(nx.maximum_flow_value(g, "s", "t")) / len(racks)
+
+
 @pytest.mark.cluster
 @pytest.mark.parametrize("replication", [1, 2])
 def test_rack_aware_reads_locally_and_stays_balanced(
@@ -60,7 +75,11 @@ def test_rack_aware_reads_locally_and_stays_balanced(
         group.close()
     print(f"\nlocality with replication {replication}: "
           + ", ".join(f"{k} {v:.0%}" for k, v in result.items()))
-    assert result["rack-aware"] == 1.0
-    assert result["cooperative-rack-aware"] == 1.0
+    # the best any 4/4/4 assignment can do with the placement Kafka chose (it is 100% when
+    # replicas are spread evenly, less if a broker was away when the topic was created)
+    best = best_locality(racks, per_member=PARTITIONS // len(ZONES))
+    assert result["rack-aware"] == best
+    assert result["cooperative-rack-aware"] == best
+    assert result["rack-aware"] >= max(result["range"], result["balanced-sticky"])
     if replication == 1:
         assert result["range"] < 1.0 and result["balanced-sticky"] < 1.0
