@@ -17,6 +17,7 @@ import re
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -84,7 +85,8 @@ class ConfluentMember:
                "session_timeout_ms": session_timeout_ms}
         env = dict(os.environ, PYTHONUNBUFFERED="1")
         env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys([*sys.path, env.get("PYTHONPATH", "")]))
-        self._stderr = open(os.devnull, "w")  # noqa: SIM115 (closed in close())
+        self._stderr = tempfile.NamedTemporaryFile(  # noqa: SIM115 (closed in close())
+            "w+", prefix=f"confluent-{name}-", suffix=".log", delete=False)
         self._proc = subprocess.Popen(
             [sys.executable, "-u", "-m", "integration_tests.test_e2e._confluent_member",
              json.dumps(cfg)],
@@ -116,6 +118,11 @@ class ConfluentMember:
     def errors(self) -> list[str]:
         return [str(e.get("message")) for e in self.events.snapshot() if e.get("event") == "error"]
 
+    def log(self) -> str:
+        """The process's stderr (librdkafka's and Python's messages)."""
+        with open(self._stderr.name, encoding="utf-8", errors="replace") as fh:
+            return fh.read()
+
     def close(self, timeout: float = 20.0) -> None:
         """Stop cleanly (leaves the group), escalating to SIGKILL; bounded."""
         _OPEN.discard(self)
@@ -131,6 +138,8 @@ class ConfluentMember:
                 self._proc.wait(timeout=10)
         self._reader.join(timeout=10)
         self._stderr.close()
+        with contextlib.suppress(OSError):
+            os.unlink(self._stderr.name)
 
 
 #: DefaultMessageFormatter with print.partition/print.offset: "Partition:3\tOffset:12\tvalue"

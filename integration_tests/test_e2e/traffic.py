@@ -168,15 +168,13 @@ def wait_all_committed(
     wanted = sorted(set(partitions))
     ends = end_offsets(bootstrap, wanted)
     deadline = time.monotonic() + timeout
-    behind: dict[TP, tuple[int, int]] = {}
+    problem = "not asked yet"
     while True:
         try:
             committed = committed_offsets(bootstrap, group_id)
         except Exception as exc:  # coordinator moving: ask again
-            committed, behind = {}, {("?", -1): (0, 0)}
-            last_error = repr(exc)
+            problem = f"offsets unavailable: {exc!r}"
         else:
-            last_error = ""
             behind = {
                 tp: (committed.get(tp, 0), end)
                 for tp, end in ends.items()
@@ -184,10 +182,11 @@ def wait_all_committed(
             }
             if not behind:
                 return committed
+            problem = f"(committed, end) of the partitions behind: {behind}"
         if time.monotonic() >= deadline:
             raise TimeoutError(
                 f"group {group_id} did not commit to the end of its partitions within "
-                f"{timeout:.0f} s; (committed, end) of the ones behind: {behind} {last_error}"
+                f"{timeout:.0f} s; {problem}"
             )
         time.sleep(1.0)
 
