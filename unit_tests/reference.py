@@ -8,7 +8,7 @@ fewest moves any optimally balanced assignment needs.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import networkx as nx
 
@@ -76,24 +76,26 @@ def cost_reducing_path(
     return None
 
 
-def optimum(group: GroupSpec) -> tuple[list[int], int]:
-    """(sorted optimal loads, fewest moves) by exact min-cost flow."""
+def balanced_flow(
+    group: GroupSpec, cost: Callable[[MemberSpec, str, int], int]
+) -> dict[str, dict[str, list[int]]]:
+    """An optimally balanced assignment of least total ``cost(member, topic, partition)``.
+
+    Exact min-cost flow: member loads carry convex costs (k-th partition costs
+    big * (2k - 1)) that dominate any sum of placement costs.
+    """
     parts = all_partitions(group)
     n = len(parts)
     big = n + 1
-    before = claim_owner(group)
     g = nx.DiGraph()
     g.add_node("s", demand=-n)
     g.add_node("z", demand=n)
-    subscribers = {
-        t: [m.member_id for m in group.members if t in usable(group, m)]
-        for t in group.subscribed_topics()
-    }
     for t, p in parts:
         node = ("p", t, p)
         g.add_edge("s", node, capacity=1, weight=0)
-        for m in subscribers[t]:
-            g.add_edge(node, ("m", m), capacity=1, weight=0 if before.get((t, p)) == m else 1)
+        for m in group.members:
+            if t in usable(group, m):
+                g.add_edge(node, ("m", m.member_id), capacity=1, weight=cost(m, t, p))
     for m in group.members:
         for k in range(1, n + 1):
             g.add_edge(("m", m.member_id), ("u", m.member_id, k), capacity=1,
@@ -105,4 +107,13 @@ def optimum(group: GroupSpec) -> tuple[list[int], int]:
         for target, f in flow[("p", t, p)].items():
             if f:
                 result[target[1]].setdefault(t, []).append(p)
+    return result
+
+
+def optimum(group: GroupSpec) -> tuple[list[int], int]:
+    """(sorted optimal loads, fewest moves) by exact min-cost flow."""
+    before = claim_owner(group)
+    result = balanced_flow(
+        group, lambda m, t, p: 0 if before.get((t, p)) == m.member_id else 1
+    )
     return sorted(loads(result).values()), moves(group, result)

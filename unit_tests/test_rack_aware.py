@@ -61,28 +61,11 @@ def remote(group: GroupSpec, assignment: dict[str, dict[str, list[int]]]) -> int
 
 def optimum_remote(group: GroupSpec) -> tuple[list[int], int]:
     """(optimal sorted loads, fewest remote partitions among them) by exact min-cost flow."""
-    parts = ref.all_partitions(group)
-    n = len(parts)
-    g = nx.DiGraph()
-    g.add_node("s", demand=-n)
-    g.add_node("z", demand=n)
-    for t, p in parts:
-        g.add_edge("s", ("p", t, p), capacity=1, weight=0)
-        for m in group.members:
-            if t in ref.usable(group, m):
-                far = m.rack is None or m.rack not in group.topics[t].replica_racks.get(p, ())
-                g.add_edge(("p", t, p), ("m", m.member_id), capacity=1, weight=int(far))
-    for m in group.members:
-        for k in range(1, n + 1):
-            g.add_edge(("m", m.member_id), ("u", m.member_id, k), capacity=1,
-                       weight=(n + 1) * (2 * k - 1))
-            g.add_edge(("u", m.member_id, k), "z", capacity=1, weight=0)
-    flow = nx.min_cost_flow(g)
-    result: dict[str, dict[str, list[int]]] = {m.member_id: {} for m in group.members}
-    for t, p in parts:
-        for target, f in flow[("p", t, p)].items():
-            if f:
-                result[target[1]].setdefault(t, []).append(p)
+
+    def far(m: MemberSpec, t: str, p: int) -> int:
+        return int(m.rack is None or m.rack not in group.topics[t].replica_racks.get(p, ()))
+
+    result = ref.balanced_flow(group, far)
     return sorted(ref.loads(result).values()), remote(group, result)
 
 
