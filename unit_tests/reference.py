@@ -7,6 +7,7 @@ fewest moves any optimally balanced assignment needs.
 
 from __future__ import annotations
 
+import math
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 
@@ -117,3 +118,33 @@ def optimum(group: GroupSpec) -> tuple[list[int], int]:
         group, lambda m, t, p: 0 if before.get((t, p)) == m.member_id else 1
     )
     return sorted(loads(result).values()), moves(group, result)
+
+
+def min_makespan(weights: Sequence[float], machines: int) -> float:
+    """The exact smallest possible heaviest load (branch and bound; small inputs only)."""
+    items = sorted(weights, reverse=True)
+    if not items:
+        return 0.0
+    lower = max(sum(items) / machines, items[0])
+    if len(items) > machines:
+        lower = max(lower, items[machines - 1] + items[machines])  # pigeonhole
+    best = [math.inf]
+
+    def place(i: int, loads: list[float]) -> None:
+        peak = max(loads)
+        if peak >= best[0] or best[0] <= lower:
+            return
+        if i == len(items):
+            best[0] = peak
+            return
+        tried: set[float] = set()
+        for k in sorted(range(machines), key=loads.__getitem__):
+            if loads[k] in tried:  # machines of equal load are interchangeable
+                continue
+            tried.add(loads[k])
+            loads[k] += items[i]
+            place(i + 1, loads)
+            loads[k] -= items[i]
+
+    place(0, [0.0] * machines)
+    return best[0]

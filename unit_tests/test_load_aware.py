@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from kafka_assignors.core.balanced_sticky import balanced_sticky
 from kafka_assignors.core.cooperative import withhold_moving
-from kafka_assignors.core.load_aware import effective_weights, load_aware
+from kafka_assignors.core.load_aware import DEFAULT_TOLERANCE, effective_weights, load_aware
 from kafka_assignors.core.model import GroupSpec, MemberSpec, TopicPartition
 from kafka_assignors.core.validate import validate_assignment
 
@@ -59,14 +59,22 @@ def test_deterministic_in_any_member_order(group: GroupSpec, rnd: random.Random)
 @SETTINGS
 @given(weighted_groups(uniform=True))
 def test_heaviest_member_within_lpt_bound(group: GroupSpec) -> None:
-    """With identical subscriptions the heaviest load is within 4/3 of the lower bound."""
+    """With identical subscriptions the heaviest load is within what LPT guarantees.
+
+    Stickiness may keep a result up to ``tolerance`` x mean above the best found.
+    """
     a = load_aware(group)
     w = effective_weights(group)
     if not w or not any(w.values()):
         return
     takers = [m for m in group.members if any(t in m.topics for t in group.subscribed_topics())]
-    bound = max(sum(w.values()) / len(takers), max(w.values()))
-    assert max(member_loads(group, a).values()) <= bound * 4 / 3 + 1e-6
+    m, mean = len(takers), sum(w.values()) / len(takers)
+    # Graham: any LPT schedule is within mean + (1 - 1/m) x heaviest partition, and 4/3 of
+    # the optimum (computed exactly only where that is cheap)
+    bound = mean + (1 - 1 / m) * max(w.values())
+    if len(w) <= 10:
+        bound = min(bound, ref.min_makespan(list(w.values()), m) * 4 / 3)
+    assert max(member_loads(group, a).values()) <= bound + DEFAULT_TOLERANCE * mean + 1e-6
 
 
 @SETTINGS
