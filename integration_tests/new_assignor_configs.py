@@ -15,6 +15,7 @@ from kafka_assignors import (
     LiveLag,
     LoadAwareAssignor,
     PinnedAssignor,
+    ProfileTopic,
     RackAwareAssignor,
 )
 
@@ -42,3 +43,8 @@ LOAD_AWARE_WRONG_PASSWORD = LoadAwareAssignor(weights=LiveLag(timeout_s=5, consu
 COOP_RACK_R1 = CooperativeRackAwareAssignor(client_rack="r1")
 COOP_RACK_R2 = CooperativeRackAwareAssignor(client_rack="r2")
 COOP_RACK_R3 = CooperativeRackAwareAssignor(client_rack="r3")
+
+#: weights from the load profile the test published to KA_TEST_PROFILE_TOPIC
+LOAD_AWARE_PROFILE_TOPIC = LoadAwareAssignor(
+    weights=ProfileTopic(os.environ.get("KA_TEST_PROFILE_TOPIC", "load-profile"))
+)

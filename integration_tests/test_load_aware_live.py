@@ -101,6 +101,36 @@ def test_live_lag_spreads_the_hot_partitions_where_range_piles_them_up(
     assert ratios[LOAD_AWARE] <= 1.05 < ratios["range"]
 
 
+def test_profile_published_to_a_compacted_topic_spreads_the_hot_partitions(
+    kafka_broker: BrokerHandle, make_topic: Callable[..., str],
+    make_group: Callable[..., GroupRunner], unique_name: Callable[[str], str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The pipeline publishes a profile twice (first every partition alike, then two hot);
+    the leader reads the compacted topic, takes the newest entry per partition and gives
+    each member one hot partition."""
+    from kafka_assignors.load.profile import LoadProfile, PartitionLoad
+    from kafka_assignors.pipeline.kafka_io import publish
+
+    topic = make_topic(PARTITIONS)
+    profile_topic = unique_name("profile")
+    older = dict.fromkeys(range(PARTITIONS), 7.0)  # total 42: must not win
+    newer = {p: 100.0 if p in HOT else 1.0 for p in range(PARTITIONS)}  # total 204
+    for weights in (older, newer):
+        profile = LoadProfile(tuple(PartitionLoad(topic, p, w) for p, w in weights.items()),
+                              "bytes_per_s")
+        assert publish(profile, kafka_broker.bootstrap, profile_topic) == PARTITIONS
+    monkeypatch.setenv("KA_TEST_PROFILE_TOPIC", profile_topic)
+    group = make_group([topic], ["integration_tests.new_assignor_configs:LOAD_AWARE_PROFILE_TOPIC"],
+                       members=2, **MEMBER)
+    state = group.wait_stable(timeout=90)
+    text = logs(group)
+    newest = f"6 of 6 partition weights from load profile topic '{profile_topic}' (total 204)"
+    assert newest in text, text[-4000:]
+    hot_per_member = sorted(sum(1 for _t, p in tps if p in HOT) for tps in state.values())
+    assert hot_per_member == [1, 1], state
+
+
 # --- a SASL-protected listener -------------------------------------------------------
 
 

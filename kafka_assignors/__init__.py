@@ -17,6 +17,7 @@ from .core.model import Assignment, GroupSpec, MemberSpec, TopicPartition, Topic
 from .core.validate import InvalidAssignmentError
 from .custom import make_assignor
 from .load.live_lag import LiveLag
+from .load.profile_topic import ProfileTopic
 from .load.sources import FixedWeights, FunctionWeights, ProfileFile, WeightSource
 
 __version__ = "0.1.0.dev0"
@@ -42,6 +43,7 @@ __all__ = [
     "MemberSpec",
     "PinnedAssignor",
     "ProfileFile",
+    "ProfileTopic",
     "RackAwareAssignor",
     "TopicPartition",
     "TopicSpec",

@@ -23,7 +23,9 @@ class LoadAwareAssignor(KafkaPythonAssignor):
     producers) and counting partitions leaves some consumers far behind.
     Weights come from ``weights=``: a mapping ``{TopicPartition: float}``, a
     function of the partitions, a load profile path (or
-    :class:`~kafka_assignors.load.sources.ProfileFile`), or by default
+    :class:`~kafka_assignors.load.sources.ProfileFile`), a profile published to
+    a compacted topic (:class:`~kafka_assignors.load.profile_topic.ProfileTopic`),
+    or by default
     :class:`~kafka_assignors.load.live_lag.LiveLag` - the group's lag, read
     by the leader at each rebalance with the consumer's own connection
     settings.  Sticky: partitions stay put while loads are within

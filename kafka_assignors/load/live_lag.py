@@ -15,74 +15,29 @@ waiting on the assignment and must not be blocked for long.
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
-from ..adapters._callers import caller_value
 from ..core.model import TopicPartition
+from .connection import (
+    CONNECTION_KEYS,
+    WeightSourceError,
+    bounded,
+    client_config,
+    consumer_settings,
+    resolve_settings,
+)
 from .sources import WeightContext
 
-#: Connection settings copied besides every ``ssl_*`` and ``sasl_*`` key.
-CONNECTION_KEYS = (
-    "bootstrap_servers", "security_protocol", "api_version", "client_dns_lookup",
-    "socket_options", "proxy_url", "connections_max_idle_ms", "reconnect_backoff_ms",
-    "reconnect_backoff_max_ms", "receive_buffer_bytes", "send_buffer_bytes",
-)
-
-
-class WeightSourceError(RuntimeError):
-    """The live lag could not be read (the leader logs this and falls back)."""
-
-
-def consumer_settings() -> dict[str, Any]:
-    """The calling kafka-python consumer's connection settings, group id and isolation level.
-
-    Empty when no ``ConsumerCoordinator`` is among the callers.
-    """
-    from kafka.coordinator.consumer import ConsumerCoordinator
-
-    def read(f_locals: dict[str, Any]) -> Any:
-        coord = f_locals.get("self")
-        return coord if isinstance(coord, ConsumerCoordinator) else None
-
-    coord = caller_value(read, depth=16)
-    if coord is None:
-        return {}
-    manager = getattr(coord, "_manager", None) or coord._client._manager
-    return {
-        "connection": dict(manager.config),
-        "group_id": coord.group_id,
-        "isolation_level": coord.config.get("isolation_level", "read_uncommitted"),
-    }
+__all__ = ["CONNECTION_KEYS", "LiveLag", "WeightSourceError", "admin_config",
+           "consumer_settings"]
 
 
 def admin_config(connection: Mapping[str, Any], accepted: Mapping[str, Any],
                  timeout_ms: int) -> dict[str, Any]:
-    """Admin client settings: the consumer's connection settings, and only those.
-
-    ``accepted`` is the admin client's own defaults.  Raises
-    :class:`WeightSourceError` if a security setting would be lost.
-    """
-    for key in ("bootstrap_servers", "security_protocol"):
-        if not connection.get(key):
-            raise WeightSourceError(f"the consumer's {key} is unknown")
-    config: dict[str, Any] = {}
-    for key, value in connection.items():
-        security = key.startswith(("ssl_", "sasl_"))
-        if key not in CONNECTION_KEYS and not security:
-            continue
-        if key in accepted:
-            config[key] = value
-        elif security and value is not None and value != accepted.get(key):
-            raise WeightSourceError(
-                f"the admin client cannot take the consumer's {key}; refusing a weaker connection"
-            )
-    config["client_id"] = f"{connection.get('client_id', 'kafka-python')}-load-aware"
-    config["request_timeout_ms"] = timeout_ms
-    config["bootstrap_timeout_ms"] = timeout_ms
-    return config
+    """Admin client settings: the consumer's connection settings, and only those."""
+    return client_config(connection, accepted, timeout_ms, "load-aware")
 
 
 class LiveLag:
@@ -112,7 +67,7 @@ class LiveLag:
     def weights(
         self, partitions: Collection[TopicPartition], context: WeightContext
     ) -> Mapping[TopicPartition, float]:
-        settings = self._consumer or dict(context.consumer) or consumer_settings()
+        settings = resolve_settings(self._consumer, context)
         if not settings.get("group_id") or not settings.get("connection"):
             raise WeightSourceError("the consumer's connection settings and group id are unknown")
         factory = self._admin_factory
@@ -126,23 +81,9 @@ class LiveLag:
 
             accepted = KafkaAdminClient.DEFAULT_CONFIG
         config = admin_config(settings["connection"], accepted, int(self.timeout_s * 1000))
-        box: dict[str, Any] = {}
-
-        def run() -> None:
-            try:
-                box["value"] = _read_lag(factory, config, settings, list(partitions))
-            except BaseException as exc:  # handed to the leader's thread below
-                box["error"] = exc
-
-        worker = threading.Thread(target=run, name="kafka-assignors-live-lag", daemon=True)
-        worker.start()
-        worker.join(self.timeout_s)
-        if worker.is_alive():
-            raise WeightSourceError(f"no answer from the brokers within {self.timeout_s:g} s")
-        if "error" in box:
-            raise box["error"]
-        result: dict[TopicPartition, float] = box["value"]
-        return result
+        return bounded(self.timeout_s,
+                       lambda: _read_lag(factory, config, settings, list(partitions)),
+                       "kafka-assignors-live-lag")
 
 
 def _retrying(deadline: float, call: Callable[[], Any]) -> Any:

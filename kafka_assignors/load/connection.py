@@ -1,0 +1,113 @@
+"""How a weight source reaches the brokers: the consumer's own connection, bounded in time.
+
+Weight sources that read from Kafka at assignment time (live lag, a profile
+topic) open a short-lived client built from the consumer's own connection
+settings - the same bootstrap servers, security protocol, SASL and SSL
+settings, never a weaker connection: if a security setting cannot be carried
+over, the source fails and the leader falls back to counting partitions.
+
+kafka-python does not hand an assignor the consumer's configuration; the
+``ConsumerCoordinator`` that calls the assignor holds it, so it is read from
+the calling frame (or given explicitly).  Reads run in a worker thread bounded
+by a timeout: the consumer's own network loop is waiting on the assignment.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
+
+from ..adapters._callers import caller_value
+from .sources import WeightContext
+
+T = TypeVar("T")
+
+#: Connection settings copied besides every ``ssl_*`` and ``sasl_*`` key.
+CONNECTION_KEYS = (
+    "bootstrap_servers", "security_protocol", "api_version", "client_dns_lookup",
+    "socket_options", "proxy_url", "connections_max_idle_ms", "reconnect_backoff_ms",
+    "reconnect_backoff_max_ms", "receive_buffer_bytes", "send_buffer_bytes",
+)
+
+
+class WeightSourceError(RuntimeError):
+    """Weights could not be read (the leader logs this and falls back)."""
+
+
+def consumer_settings() -> dict[str, Any]:
+    """The calling kafka-python consumer's connection settings, group id and isolation level.
+
+    Empty when no ``ConsumerCoordinator`` is among the callers.
+    """
+    from kafka.coordinator.consumer import ConsumerCoordinator
+
+    def read(f_locals: dict[str, Any]) -> Any:
+        coord = f_locals.get("self")
+        return coord if isinstance(coord, ConsumerCoordinator) else None
+
+    coord = caller_value(read, depth=16)
+    if coord is None:
+        return {}
+    manager = getattr(coord, "_manager", None) or coord._client._manager
+    return {
+        "connection": dict(manager.config),
+        "group_id": coord.group_id,
+        "isolation_level": coord.config.get("isolation_level", "read_uncommitted"),
+    }
+
+
+def resolve_settings(explicit: Mapping[str, Any] | None,
+                     context: WeightContext) -> dict[str, Any]:
+    """The consumer's settings: given explicitly, by the adapter, or from the calling frames."""
+    return dict(explicit or context.consumer or consumer_settings())
+
+
+def client_config(connection: Mapping[str, Any], accepted: Mapping[str, Any],
+                  timeout_ms: int, role: str) -> dict[str, Any]:
+    """Settings for a helper client: the consumer's connection settings, and only those.
+
+    ``accepted`` is the helper client's own defaults (``DEFAULT_CONFIG``);
+    ``role`` names it in its client id.  Raises :class:`WeightSourceError` if
+    a security setting would be lost.
+    """
+    for key in ("bootstrap_servers", "security_protocol"):
+        if not connection.get(key):
+            raise WeightSourceError(f"the consumer's {key} is unknown")
+    config: dict[str, Any] = {}
+    for key, value in connection.items():
+        security = key.startswith(("ssl_", "sasl_"))
+        if key not in CONNECTION_KEYS and not security:
+            continue
+        if key in accepted:
+            config[key] = value
+        elif security and value is not None and value != accepted.get(key):
+            raise WeightSourceError(
+                f"the {role} client cannot take the consumer's {key}; "
+                "refusing a weaker connection"
+            )
+    config["client_id"] = f"{connection.get('client_id', 'kafka-python')}-{role}"
+    config["request_timeout_ms"] = timeout_ms
+    config["bootstrap_timeout_ms"] = timeout_ms
+    return config
+
+
+def bounded(timeout_s: float, call: Callable[[], T], thread_name: str) -> T:
+    """``call()`` in a worker thread; :class:`WeightSourceError` if it takes over ``timeout_s``."""
+    box: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            box["value"] = call()
+        except BaseException as exc:  # handed to the caller's thread below
+            box["error"] = exc
+
+    worker = threading.Thread(target=run, name=thread_name, daemon=True)
+    worker.start()
+    worker.join(timeout_s)
+    if worker.is_alive():
+        raise WeightSourceError(f"no answer from the brokers within {timeout_s:g} s")
+    if "error" in box:
+        raise box["error"]
+    value: T = box["value"]
+    return value
