@@ -92,6 +92,18 @@ def client_config(connection: Mapping[str, Any], accepted: Mapping[str, Any],
     return config
 
 
+def helper_client(
+    factory: Callable[..., Any] | None, default: Callable[[], Any]
+) -> tuple[Callable[..., Any], Mapping[str, Any]]:
+    """The helper client's class (``factory`` or ``default()``, imported lazily) and the
+    settings it accepts (its ``DEFAULT_CONFIG``; a fake without one accepts the default's)."""
+    cls = factory if factory is not None else default()
+    accepted = getattr(cls, "DEFAULT_CONFIG", None)
+    if accepted is None:
+        accepted = default().DEFAULT_CONFIG
+    return cls, accepted
+
+
 def bounded(timeout_s: float, call: Callable[[], T], thread_name: str) -> T:
     """``call()`` in a worker thread; :class:`WeightSourceError` if it takes over ``timeout_s``."""
     box: dict[str, Any] = {}

@@ -26,6 +26,7 @@ from .connection import (
     bounded,
     client_config,
     consumer_settings,
+    helper_client,
     resolve_settings,
 )
 from .sources import WeightContext
@@ -70,20 +71,17 @@ class LiveLag:
         settings = resolve_settings(self._consumer, context)
         if not settings.get("group_id") or not settings.get("connection"):
             raise WeightSourceError("the consumer's connection settings and group id are unknown")
-        factory = self._admin_factory
-        if factory is None:
-            from kafka.admin import KafkaAdminClient
-
-            factory = KafkaAdminClient
-        accepted = getattr(factory, "DEFAULT_CONFIG", None)
-        if accepted is None:
-            from kafka.admin import KafkaAdminClient
-
-            accepted = KafkaAdminClient.DEFAULT_CONFIG
+        factory, accepted = helper_client(self._admin_factory, _admin_class)
         config = admin_config(settings["connection"], accepted, int(self.timeout_s * 1000))
         return bounded(self.timeout_s,
                        lambda: _read_lag(factory, config, settings, list(partitions)),
                        "kafka-assignors-live-lag")
+
+
+def _admin_class() -> Any:
+    from kafka.admin import KafkaAdminClient
+
+    return KafkaAdminClient
 
 
 def _retrying(deadline: float, call: Callable[[], Any]) -> Any:

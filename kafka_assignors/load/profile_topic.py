@@ -19,7 +19,13 @@ from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
 from ..core.model import TopicPartition
-from .connection import WeightSourceError, bounded, client_config, resolve_settings
+from .connection import (
+    WeightSourceError,
+    bounded,
+    client_config,
+    helper_client,
+    resolve_settings,
+)
 from .profile import LoadProfileError, parse_entries
 from .sources import WeightContext
 
@@ -59,16 +65,7 @@ class ProfileTopic:
         settings = resolve_settings(self._consumer, context)
         if not settings.get("connection"):
             raise WeightSourceError("the consumer's connection settings are unknown")
-        factory = self._factory
-        if factory is None:
-            from kafka import KafkaConsumer
-
-            factory = KafkaConsumer
-        accepted = getattr(factory, "DEFAULT_CONFIG", None)
-        if accepted is None:
-            from kafka import KafkaConsumer
-
-            accepted = KafkaConsumer.DEFAULT_CONFIG
+        factory, accepted = helper_client(self._factory, _consumer_class)
         config = client_config(settings["connection"], accepted, int(self.timeout_s * 1000),
                                "load-profile")
         config.update(group_id=None, enable_auto_commit=False, fetch_max_wait_ms=100)
@@ -96,6 +93,12 @@ def decode_entries(topic: str, latest: Mapping[bytes, bytes]) -> dict[TopicParti
     except LoadProfileError as exc:
         raise WeightSourceError(f"profile topic {topic!r}: {exc}") from exc
     return {p.tp: p.weight for p in loads}
+
+
+def _consumer_class() -> Any:
+    from kafka import KafkaConsumer
+
+    return KafkaConsumer
 
 
 def _read_topic(factory: Callable[..., Any], config: Mapping[str, Any], topic: str,
