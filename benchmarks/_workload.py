@@ -12,11 +12,12 @@ from __future__ import annotations
 import gc
 import importlib
 import pickle
+import random
 import resource
 import signal
 import statistics
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -48,6 +49,32 @@ OURS: dict[str, str] = {
 }
 #: kafka-python's assignors whose time grows too fast to run at every size.
 SLOW: frozenset[str] = frozenset({"sticky", "cooperative-sticky"})
+
+#: The special-purpose assignors (``--suite new``), each eager and cooperative.
+NEW_ASSIGNORS: dict[str, str] = {
+    f"{prefix}{name}": f"kafka_assignors:{'Cooperative' if prefix else ''}{cls}"
+    for name, cls in (
+        ("load-aware", "LoadAwareAssignor"),
+        ("rack-aware", "RackAwareAssignor"),
+        ("co-partitioned", "CoPartitionedAssignor"),
+        ("pinned", "PinnedAssignor"),
+        ("broadcast", "BroadcastAssignor"),
+    )
+    for prefix in ("", "cooperative-")
+}
+#: What ``--suite new`` runs, in table order: kafka-python's range and roundrobin (the
+#: baseline), kafka-python's sticky once (fresh only: ~25-130 s a call), balanced-sticky
+#: (what load-aware and rack-aware fall back to), then the new ones.
+NEW_SUITE_ASSIGNORS: tuple[str, ...] = (
+    "range",
+    "roundrobin",
+    "sticky",
+    "balanced-sticky",
+    *NEW_ASSIGNORS,
+)
+#: Assignors that ``--suite new`` runs on the fresh group only.
+NEW_SUITE_FRESH_ONLY: frozenset[str] = frozenset({"sticky"})
+SUITES = ("default", "new")
 
 MODES = ("uniform", "unequal")
 EVENTS = ("fresh", "leave")
@@ -81,6 +108,11 @@ QUICK_SHAPES: tuple[Shape, ...] = (
     Shape("1k", topics=10, per_topic=100, consumers=50),
     Shape("2k", topics=20, per_topic=100, consumers=100),
 )
+
+
+#: ``--suite new``: 10,000 partitions (100 topics x 100) x 1,000 consumers, uniform.
+NEW_SUITE_SHAPES: tuple[Shape, ...] = (Shape("10k", topics=100, per_topic=100, consumers=1_000),)
+NEW_SUITE_QUICK_SHAPES: tuple[Shape, ...] = (Shape("1k", topics=10, per_topic=100, consumers=50),)
 
 
 def topic_names(shape: Shape) -> list[str]:
@@ -119,11 +151,43 @@ def leaving_member(shape: Shape) -> int:
 # --- the fakes kafka-python hands an assignor ----------------------------------------
 
 
-class Cluster:
-    """The part of kafka-python's ``ClusterMetadata`` assignors use (new sets on each call)."""
+@dataclass(frozen=True)
+class PartitionMetadata:
+    """kafka-python's per-partition metadata, the field rack-aware assignors read."""
 
-    def __init__(self, counts: Mapping[str, int]) -> None:
-        self._partitions = {t: dict.fromkeys(range(n)) for t, n in counts.items()}
+    replica_nodes: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class BrokerMetadata:
+    node_id: int
+    rack: str | None
+
+
+class Cluster:
+    """The part of kafka-python's ``ClusterMetadata`` assignors use (new sets on each call).
+
+    With ``replicas`` (topic -> partition -> broker ids) and ``broker_racks``, it also
+    holds replica placement where ``ClusterMetadata`` does: ``_partitions[topic][p]
+    .replica_nodes`` and ``broker_metadata(node).rack`` (what
+    ``kafka_assignors.adapters.racks.replica_racks`` reads).
+    """
+
+    def __init__(
+        self,
+        counts: Mapping[str, int],
+        replicas: Mapping[str, Sequence[tuple[int, ...]]] | None = None,
+        broker_racks: Mapping[int, str] | None = None,
+    ) -> None:
+        self._partitions: dict[str, dict[int, PartitionMetadata | None]] = {
+            t: (
+                {p: PartitionMetadata(nodes) for p, nodes in enumerate(replicas[t])}
+                if replicas and t in replicas
+                else dict.fromkeys(range(n))
+            )
+            for t, n in counts.items()
+        }
+        self._brokers = {b: BrokerMetadata(b, r) for b, r in (broker_racks or {}).items()}
 
     def partitions_for_topic(self, topic: str) -> set[int] | None:
         parts = self._partitions.get(topic)
@@ -131,6 +195,12 @@ class Cluster:
 
     def topics(self, exclude_internal_topics: bool = True) -> set[str]:
         return set(self._partitions)
+
+    def broker_metadata(self, broker_id: int) -> BrokerMetadata | None:
+        return self._brokers.get(broker_id)
+
+    def brokers(self) -> set[BrokerMetadata]:
+        return set(self._brokers.values())
 
 
 @dataclass
@@ -143,7 +213,7 @@ class Member:
 
 
 def load_assignor(name: str) -> type[Any]:
-    module, _, cls = ASSIGNORS[name].partition(":")
+    module, _, cls = (ASSIGNORS | NEW_ASSIGNORS)[name].partition(":")
     result: type[Any] = getattr(importlib.import_module(module), cls)
     return result
 
@@ -156,6 +226,180 @@ def wire_subscription(instance: Any, topics: Sequence[str]) -> bytes:
 def decode_subscription(raw: bytes) -> Any:
     """What the leader's coordinator does with each member's metadata."""
     return ConsumerProtocolSubscription.decode(raw)
+
+
+# --- how the members are configured ----------------------------------------------------
+#
+# The default suite builds every member's assignor with no arguments.  ``--suite new``
+# gives each special-purpose assignor a realistic configuration, member by member
+# (each member's own instance makes its subscription, so pins and racks travel on the
+# wire as they would), and the same cluster to every assignor in the run:
+
+#: racks (zones); member ``i`` runs in ``RACKS[i % 3]``, broker ``b`` in ``RACKS[b % 3]``
+RACKS: tuple[str, ...] = ("rack-a", "rack-b", "rack-c")
+BROKERS = 6
+#: replicas per partition: with 2 of the 3 racks holding each partition, locality is a
+#: real choice (with 3 replicas in 3 racks every partition is local everywhere, and
+#: rack-aware is exactly balanced-sticky, as KIP-881 specifies)
+REPLICATION = 2
+#: load-aware: Zipf(s) weights inside each topic, ranks shuffled with this seed
+ZIPF_S = 1.1
+ZIPF_SEED = 0
+#: pinned: every 10th member pins 3 partitions (its own; no two members pin the same)
+PIN_EVERY = 10
+PINS_PER_MEMBER = 3
+
+#: (topic, partition) -> weight
+Weights = dict[tuple[str, int], float]
+
+
+def member_rack(index: int) -> str:
+    return RACKS[index % len(RACKS)]
+
+
+def broker_rack(broker: int) -> str:
+    return RACKS[broker % len(RACKS)]
+
+
+def replica_layout(shape: Shape) -> dict[str, list[tuple[int, ...]]]:
+    """Partition ``p`` of topic ``t``: leader ``(t * per_topic + p) % 6``, then the next brokers.
+
+    Consecutive brokers sit in consecutive racks, so the replicas of each partition are
+    in ``REPLICATION`` different racks, and the three rack pairs are equally common.
+    """
+    return {
+        name: [
+            tuple((t * shape.per_topic + p + r) % BROKERS for r in range(REPLICATION))
+            for p in range(shape.per_topic)
+        ]
+        for t, name in enumerate(topic_names(shape))
+    }
+
+
+def zipf_weights(shape: Shape) -> Weights:
+    """Zipf(1.1) inside each topic, as ``benchmarks.load_aware`` (fixed seed)."""
+    rnd = random.Random(ZIPF_SEED)
+    out: Weights = {}
+    for name in topic_names(shape):
+        ranks = list(range(1, shape.per_topic + 1))
+        rnd.shuffle(ranks)
+        out.update(((name, p), 1 / r**ZIPF_S) for p, r in enumerate(ranks))
+    return out
+
+
+def member_pins(shape: Shape, index: int) -> list[str]:
+    """The pins of member ``index``: none unless ``index % 10 == 0``."""
+    if index % PIN_EVERY:
+        return []
+    k = index // PIN_EVERY
+    names = topic_names(shape)
+    return [
+        f"{names[(3 * k + j) % shape.topics]}:{(7 * k + j) % shape.per_topic}"
+        for j in range(PINS_PER_MEMBER)
+    ]
+
+
+@dataclass
+class Workload:
+    """How each member's assignor is built, and the cluster metadata the leader sees."""
+
+    #: member index -> that member's assignor instance
+    make: Callable[[int], Any]
+    cluster: Cluster
+    #: ``--suite new`` only: what the quality figures are computed against
+    weights: Weights | None = None
+
+
+def workload(suite: str, assignor: str, shape: Shape) -> Workload:
+    cls = load_assignor(assignor)
+    counts = dict.fromkeys(topic_names(shape), shape.per_topic)
+
+    def plain_instance(_index: int) -> Any:
+        return cls()
+
+    if suite == "default":
+        return Workload(plain_instance, Cluster(counts))
+    if suite != "new":
+        raise ValueError(f"unknown suite {suite!r}")
+    cluster = Cluster(counts, replica_layout(shape), {b: broker_rack(b) for b in range(BROKERS)})
+    weights = zipf_weights(shape)
+    base = assignor.removeprefix("cooperative-")
+    make: Callable[[int], Any] = plain_instance
+    if base == "load-aware":
+        from kafka_assignors import FixedWeights
+
+        # every member is configured alike; one source object (only the leader's is read)
+        source = FixedWeights(weights)
+
+        def make(_index: int) -> Any:
+            return cls(weights=source)
+
+    elif base == "rack-aware":
+
+        def make(index: int) -> Any:
+            return cls(client_rack=member_rack(index))
+
+    elif base == "pinned":
+
+        def make(index: int) -> Any:
+            return cls(pinned=member_pins(shape, index))
+
+    return Workload(make, cluster, weights)
+
+
+def quality(
+    result: Plain,
+    subscriptions: Mapping[str, Sequence[str]],
+    shape: Shape,
+    weights: Weights,
+) -> dict[str, float]:
+    """What each special-purpose assignor is for, measured on any assignment.
+
+    *load_max* / *load_bound*: heaviest member's weight over the mean (the total
+    subscribed weight over the members), and the best possible, max(1, heaviest
+    partition / mean).  *load_cv*: standard deviation of member weights over the
+    mean.  *local_pct*: assigned partitions whose member runs in a rack holding a
+    replica.  *pins_kept_pct*: partitions pinned by a member still in the group that
+    it got.  *colocated_pct*: partition numbers whose partitions of every topic (all
+    have the same count here) went to one member.
+    """
+    index_of = {m: i for i, m in enumerate(member_ids(shape))}
+    members = list(subscriptions)
+    loads = [sum(weights[t, p] for t, ps in result.get(m, {}).items() for p in ps) for m in members]
+    wanted = {t for ts in subscriptions.values() for t in ts}
+    total = sum(w for (t, _p), w in weights.items() if t in wanted)
+    mean = total / len(members)
+    layout = replica_layout(shape)
+    assigned = local = 0
+    owner: dict[tuple[str, int], str] = {}
+    for m in members:
+        rack = member_rack(index_of[m])
+        for t, ps in result.get(m, {}).items():
+            nodes = layout[t]
+            for p in ps:
+                assigned += 1
+                local += any(broker_rack(b) == rack for b in nodes[p])
+                owner[t, p] = m
+    pins = [
+        (m, t, int(p))
+        for m in members
+        for pin in member_pins(shape, index_of[m])
+        for t, _, p in (pin.partition(":"),)
+    ]
+    kept = sum(owner.get((t, p)) == m for m, t, p in pins)
+    names = topic_names(shape)
+    together = sum(
+        len({owner.get((t, p)) for t in names}) == 1 and (names[0], p) in owner
+        for p in range(shape.per_topic)
+    )
+    return {
+        "load_max": round(max(loads) / mean, 4),
+        "load_bound": round(max(1.0, max(weights.values()) / mean), 4),
+        "load_cv": round(statistics.pstdev(loads) / mean, 4),
+        "local_pct": round(100 * local / assigned, 2) if assigned else 0.0,
+        "pins_kept_pct": round(100 * kept / len(pins), 2) if pins else 0.0,
+        "colocated_pct": round(100 * together / shape.per_topic, 2),
+    }
 
 
 # --- measuring -------------------------------------------------------------------------
@@ -255,6 +499,7 @@ def examine(
     previous: Plain | None,
     *,
     cooperative: bool,
+    broadcast: bool = False,
 ) -> Figures:
     """Check ``result`` and measure it.
 
@@ -265,7 +510,13 @@ def examine(
     subscribed partitions no member got.  *moved*: partitions whose previous owner
     is still in the group but is not their owner now (withheld ones count).
     *spread*: max - min partition count over all members.
+
+    With ``broadcast`` every member must get every partition of its subscription
+    instead (so a partition goes to many members), and *moved* counts partitions a
+    member had and no longer has.
     """
+    if broadcast:
+        return _examine_broadcast(result, subscriptions, counts, previous)
     problems: list[str] = []
     owner: dict[tuple[str, int], str] = {}
     sizes = dict.fromkeys(subscriptions, 0)
@@ -310,6 +561,52 @@ def examine(
     )
 
 
+def _examine_broadcast(
+    result: Plain,
+    subscriptions: Mapping[str, Sequence[str]],
+    counts: Mapping[str, int],
+    previous: Plain | None,
+) -> Figures:
+    problems: list[str] = []
+    sizes = dict.fromkeys(subscriptions, 0)
+    for member, by_topic in result.items():
+        if member not in subscriptions:
+            problems.append(f"assigned to non-member {member}")
+            continue
+        subscribed = set(subscriptions[member])
+        for topic, ps in by_topic.items():
+            if topic not in subscribed:
+                problems.append(f"{member} got {topic} it does not subscribe to")
+            sizes[member] += len(ps)
+        for topic in subscribed:
+            if topic in counts and sorted(by_topic.get(topic, ())) != list(range(counts[topic])):
+                problems.append(f"{member} did not get exactly all of {topic}")
+    given = {t for by_topic in result.values() for t, ps in by_topic.items() if ps}
+    missing = sum(
+        counts[t]
+        for t in {t for ts in subscriptions.values() for t in ts}
+        if t in counts
+        if t not in given
+    )
+    moved = None
+    if previous is not None:
+        moved = 0
+        for member, by_topic in previous.items():
+            if member in subscriptions:
+                now = result.get(member, {})
+                for topic, ps in by_topic.items():
+                    have = set(now.get(topic, ()))
+                    moved += sum(p not in have for p in ps)
+    return Figures(
+        valid=not problems,
+        problems=problems[:5],
+        assigned=sum(sizes.values()),
+        unassigned=missing,
+        moved=moved,
+        spread=max(sizes.values()) - min(sizes.values()) if sizes else 0,
+    )
+
+
 # --- one cell --------------------------------------------------------------------------
 
 
@@ -327,6 +624,9 @@ class CellSpec:
     handoff: str
     #: if set, one more (untimed) call runs under cProfile and its stats go here
     profile: str | None = None
+    #: "default" (every member's assignor built without arguments) or "new" (see
+    #: :func:`workload`; quality figures too)
+    suite: str = "default"
 
 
 @dataclass
@@ -343,6 +643,8 @@ class CellResult:
     moved: int | None = None
     spread: int | None = None
     setup_seconds: float | None = None
+    #: ``--suite new``: :func:`quality` of the first assignment (None for broadcast)
+    quality: dict[str, float] | None = None
 
     @property
     def best(self) -> float | None:
@@ -357,15 +659,15 @@ class CellResult:
         return statistics.median(self.cpu_seconds) if self.cpu_seconds else None
 
 
-def _warm_up(cls: type[Any]) -> None:
+def _warm_up(suite: str, assignor: str) -> None:
     """Import and first-call costs, paid on a tiny group outside the measurement."""
     shape = Shape("warm", topics=2, per_topic=4, consumers=3)
-    cluster = Cluster(dict.fromkeys(topic_names(shape), shape.per_topic))
+    wl = workload(suite, assignor, shape)
     members = [
-        Member(m, None, decode_subscription(wire_subscription(cls(), topic_names(shape))))
-        for m in member_ids(shape)
+        Member(m, None, decode_subscription(wire_subscription(wl.make(i), topic_names(shape))))
+        for i, m in enumerate(member_ids(shape))
     ]
-    cls().assign(cluster, members)
+    wl.make(0).assign(wl.cluster, members)
 
 
 def _short(exc: BaseException) -> str:
@@ -377,17 +679,17 @@ def run_cell(spec: CellSpec) -> CellResult:
     """Measure one cell (in a process of its own)."""
     started = time.perf_counter()
     shape = spec.shape
-    cls = load_assignor(spec.assignor)
-    _warm_up(cls)
+    _warm_up(spec.suite, spec.assignor)
+    wl = workload(spec.suite, spec.assignor, shape)
     names = topic_names(shape)
     counts = dict.fromkeys(names, shape.per_topic)
-    cluster = Cluster(counts)
+    cluster = wl.cluster
     ids = member_ids(shape)
     topics_of = {m: subscription(shape, spec.mode, i) for i, m in enumerate(ids)}
 
     previous: Plain | None = None
     if spec.event == "fresh":
-        instances = {m: cls() for m in ids}
+        instances = {m: wl.make(i) for i, m in enumerate(ids)}
         wire = {m: wire_subscription(instances[m], topics_of[m]) for m in ids}
     else:
         try:
@@ -400,7 +702,7 @@ def run_cell(spec: CellSpec) -> CellResult:
         topics_of.pop(gone)
         instances = {}
     members = [Member(m, None, decode_subscription(wire[m])) for m in ids]
-    leader = instances[ids[0]] if instances else cls()
+    leader = instances[ids[0]] if instances else wl.make(0)  # ids[0] is member 0
     del wire
     setup = time.perf_counter() - started
 
@@ -434,7 +736,12 @@ def run_cell(spec: CellSpec) -> CellResult:
 
     assert first is not None
     cooperative = spec.assignor.startswith("cooperative-")
-    figures = examine(first, topics_of, counts, previous, cooperative=cooperative)
+    broadcast = bool(getattr(leader, "broadcast", False))
+    figures = examine(
+        first, topics_of, counts, previous, cooperative=cooperative, broadcast=broadcast
+    )
+    if wl.weights is not None and not broadcast:
+        cell.quality = quality(first, topics_of, shape, wl.weights)
     cell.valid = figures.valid
     cell.problems = figures.problems
     cell.unassigned = figures.unassigned

@@ -4,6 +4,7 @@
     python -m benchmarks.assignors --quick      # small shapes, under a minute
     python -m benchmarks.assignors --only 10k uniform roundrobin balanced-sticky
     python -m benchmarks.assignors --report-only   # redo the tables and plot from the JSON
+    python -m benchmarks.assignors --suite new     # the special-purpose assignors, 10k x 1k
 
 Every cell (shape, subscription mode, event, assignor) runs in a process of its
 own, so its peak memory is its own and a slow cell can be stopped.  See
@@ -34,9 +35,14 @@ from ._workload import (
     ASSIGNORS,
     EVENTS,
     MODES,
+    NEW_SUITE_ASSIGNORS,
+    NEW_SUITE_FRESH_ONLY,
+    NEW_SUITE_QUICK_SHAPES,
+    NEW_SUITE_SHAPES,
     QUICK_SHAPES,
     SHAPES,
     SLOW,
+    SUITES,
     CellSpec,
     Shape,
     run_cell,
@@ -74,9 +80,15 @@ def _cell_main(raw: str) -> int:
 
 
 def _select(
-    tokens: Sequence[str], shapes: Sequence[Shape]
+    tokens: Sequence[str],
+    shapes: Sequence[Shape],
+    assignors: Sequence[str] = tuple(ASSIGNORS),
+    modes: Sequence[str] = MODES,
 ) -> tuple[list[Shape], list[str], list[str], list[str]]:
-    """``--only`` tokens name shapes, modes, events or assignors; unnamed kinds keep all."""
+    """``--only`` tokens name shapes, modes, events or assignors; unnamed kinds keep all.
+
+    ``modes`` are the modes kept when no token names one.
+    """
     kinds: dict[str, list[str]] = {"shape": [], "mode": [], "event": [], "assignor": []}
     for token in tokens:
         if token in {s.name for s in shapes}:
@@ -85,18 +97,18 @@ def _select(
             kinds["mode"].append(token)
         elif token in EVENTS:
             kinds["event"].append(token)
-        elif token in ASSIGNORS:
+        elif token in assignors:
             kinds["assignor"].append(token)
         else:
-            known = [s.name for s in shapes] + list(MODES) + list(EVENTS) + list(ASSIGNORS)
+            known = [s.name for s in shapes] + list(MODES) + list(EVENTS) + list(assignors)
             raise SystemExit(f"--only: unknown {token!r}; choose from {', '.join(known)}")
     if "leave" in kinds["event"] and "fresh" not in kinds["event"]:
         kinds["event"].append("fresh")  # a leave cell starts from the fresh cell's result
     return (
         [s for s in shapes if not kinds["shape"] or s.name in kinds["shape"]],
-        [m for m in MODES if not kinds["mode"] or m in kinds["mode"]],
+        [m for m in MODES if m in (kinds["mode"] or modes)],
         [e for e in EVENTS if not kinds["event"] or e in kinds["event"]],
-        [a for a in ASSIGNORS if not kinds["assignor"] or a in kinds["assignor"]],
+        [a for a in assignors if not kinds["assignor"] or a in kinds["assignor"]],
     )
 
 
@@ -128,7 +140,10 @@ def _skip_reason(
     event: str,
     assignor: str,
     timeout: float,
+    suite: str = "default",
 ) -> str | None:
+    if suite == "new" and event == "leave" and assignor in NEW_SUITE_FRESH_ONLY:
+        return "skipped: a reference on the fresh group only (--suite new)"
     if event == "leave":
         fresh = done.get((shape.name, mode, "fresh", assignor))
         if fresh is None or fresh["status"] != "ok":
@@ -199,8 +214,14 @@ def _machine() -> dict[str, Any]:
 
 
 def run(args: argparse.Namespace, out: Path) -> dict[str, Any]:
-    all_shapes = QUICK_SHAPES if args.quick else SHAPES
-    shapes, modes, events, assignors = _select(args.only, all_shapes)
+    if args.suite == "new":
+        all_shapes = NEW_SUITE_QUICK_SHAPES if args.quick else NEW_SUITE_SHAPES
+        shapes, modes, events, assignors = _select(
+            args.only, all_shapes, NEW_SUITE_ASSIGNORS, ("uniform",)
+        )
+    else:
+        all_shapes = QUICK_SHAPES if args.quick else SHAPES
+        shapes, modes, events, assignors = _select(args.only, all_shapes)
     budget = QUICK_BUDGET if args.quick else BUDGET
     repeats = args.repeats or (QUICK_REPEATS if args.quick else MAX_REPEATS)
     scratch = Path(tempfile.mkdtemp(prefix="handoff-", dir=_scratch()))
@@ -212,6 +233,7 @@ def run(args: argparse.Namespace, out: Path) -> dict[str, Any]:
         "machine": _machine(),
         "started": started.isoformat(timespec="seconds"),
         "settings": {
+            "suite": args.suite,
             "quick": args.quick,
             "timeout_s": args.timeout,
             "repeat_budget_s": budget,
@@ -237,10 +259,21 @@ def run(args: argparse.Namespace, out: Path) -> dict[str, Any]:
             handoff = scratch / f"{shape.name}-{mode}-{assignor}.pickle"
             profile = str(out / "profiles" / f"{'-'.join(key)}.prof") if args.profile else None
             spec = CellSpec(
-                shape, mode, event, assignor, args.timeout, budget, repeats, str(handoff), profile
+                shape,
+                mode,
+                event,
+                assignor,
+                args.timeout,
+                budget,
+                repeats,
+                str(handoff),
+                profile,
+                args.suite,
             )
             t0 = time.perf_counter()
-            reason = _skip_reason(done, shapes, shape, mode, event, assignor, args.timeout)
+            reason = _skip_reason(
+                done, shapes, shape, mode, event, assignor, args.timeout, args.suite
+            )
             cell = {"status": reason} if reason else _spawn(spec)
             wall = time.perf_counter() - t0
             if event == "leave" or "leave" not in events:
@@ -307,10 +340,17 @@ def _one_line(cell: dict[str, Any]) -> str:
         return f"{head} {cell['status']}"
     moved = "" if cell.get("moved") is None else f" moved {cell['moved']:,}"
     valid = "" if cell.get("valid") else f" INVALID {cell.get('problems')}"
+    q = cell.get("quality")
+    quality = (
+        ""
+        if not q
+        else f" load {q['load_max']:.3f} (bound {q['load_bound']:.3f}) local "
+        f"{q['local_pct']:.1f}% pins {q['pins_kept_pct']:.1f}% co-located {q['colocated_pct']:.0f}%"
+    )
     return (
         f"{head} {cell['median']:9.4f} s (best {cell['best']:.4f}, "
         f"cpu {cell['cpu_median']:.4f}, n={len(cell['seconds'])})"
-        f" {cell['memory_mib']:7.1f} MiB spread {cell['spread']}{moved}{valid}"
+        f" {cell['memory_mib']:7.1f} MiB spread {cell['spread']}{moved}{valid}{quality}"
     )
 
 
@@ -327,6 +367,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--quick",
         action="store_true",
         help="small shapes and few repeats: a smoke check in under a minute",
+    )
+    parser.add_argument(
+        "--suite",
+        choices=SUITES,
+        default="default",
+        help="default: balanced-sticky against kafka-python's assignors at four sizes; "
+        "new: load-aware, rack-aware, co-partitioned, pinned and broadcast (eager and "
+        "cooperative), each configured as in production, beside range, roundrobin and "
+        "one sticky run, at 10,000 x 1,000 (results in new_assignors.json/.md)",
     )
     parser.add_argument(
         "--only",
@@ -367,7 +416,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--out",
         type=Path,
         default=None,
-        help="where to write assignors.json/.md/_time.png (default: "
+        help="where to write assignors.json/.md/_time.png (new_assignors.json/.md/.png "
+        "with --suite new; default: "
         "benchmarks/results for a full run, a temporary folder otherwise)",
     )
     parser.add_argument(
@@ -394,7 +444,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     full = not (args.quick or args.only)
     out: Path = args.out or (RESULTS if full or args.report_only else _scratch())
-    json_path = out / "assignors.json"
+    stem = "new_assignors" if args.suite == "new" else "assignors"
+    json_path = out / f"{stem}.json"
     if args.report_only:
         report = json.loads(json_path.read_text())
     else:
@@ -403,7 +454,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             (out / "profiles").mkdir(exist_ok=True)
         report = run(args, out)
         json_path.write_text(json.dumps(report, indent=1) + "\n")
-    readme = HERE / "README.md" if out.resolve() == RESULTS.resolve() else None
+    readme = (
+        HERE / "README.md"
+        if out.resolve() == RESULTS.resolve() and report["settings"].get("suite") != "new"
+        else None
+    )
     for path in write_outputs(report, out, readme):
         print(f"wrote {path}")
     return 0
