@@ -110,9 +110,21 @@ QUICK_SHAPES: tuple[Shape, ...] = (
 )
 
 
-#: ``--suite new``: 10,000 partitions (100 topics x 100) x 1,000 consumers, uniform.
-NEW_SUITE_SHAPES: tuple[Shape, ...] = (Shape("10k", topics=100, per_topic=100, consumers=1_000),)
-NEW_SUITE_QUICK_SHAPES: tuple[Shape, ...] = (Shape("1k", topics=10, per_topic=100, consumers=50),)
+#: ``--suite new``: 10,000 partitions (100 topics x 100) x 1,000 consumers, uniform; and
+#: the same 10,000 x 1,000 as 10 topics x 1,000 partitions ("join") for co-partitioned,
+#: whose unit is a partition number: with 100 numbers 900 of 1,000 members must idle.
+NEW_SUITE_SHAPES: tuple[Shape, ...] = (
+    Shape("10k", topics=100, per_topic=100, consumers=1_000),
+    Shape("10k-join", topics=10, per_topic=1_000, consumers=1_000),
+)
+NEW_SUITE_QUICK_SHAPES: tuple[Shape, ...] = (
+    Shape("1k", topics=10, per_topic=100, consumers=50),
+    Shape("1k-join", topics=2, per_topic=500, consumers=50),
+)
+#: The assignors ``--suite new`` runs on its "join" shapes.
+JOIN_SHAPE_ASSIGNORS: frozenset[str] = frozenset(
+    {"range", "roundrobin", "co-partitioned", "cooperative-co-partitioned"}
+)
 
 
 def topic_names(shape: Shape) -> list[str]:
@@ -242,6 +254,7 @@ BROKERS = 6
 #: real choice (with 3 replicas in 3 racks every partition is local everywhere, and
 #: rack-aware is exactly balanced-sticky, as KIP-881 specifies)
 REPLICATION = 2
+LAYOUT_SEED = 1
 #: load-aware: Zipf(s) weights inside each topic, ranks shuffled with this seed
 ZIPF_S = 1.1
 ZIPF_SEED = 0
@@ -262,17 +275,19 @@ def broker_rack(broker: int) -> str:
 
 
 def replica_layout(shape: Shape) -> dict[str, list[tuple[int, ...]]]:
-    """Partition ``p`` of topic ``t``: leader ``(t * per_topic + p) % 6``, then the next brokers.
+    """Each partition: a random leader broker (seeded), then the next brokers.
 
     Consecutive brokers sit in consecutive racks, so the replicas of each partition are
-    in ``REPLICATION`` different racks, and the three rack pairs are equally common.
+    in ``REPLICATION`` different racks.  (A leader of ``(t * per_topic + p) % 6`` would
+    line up with roundrobin's member order and make it look rack-aware by accident.)
     """
+    rnd = random.Random(LAYOUT_SEED)
     return {
         name: [
-            tuple((t * shape.per_topic + p + r) % BROKERS for r in range(REPLICATION))
-            for p in range(shape.per_topic)
+            tuple((leader + r) % BROKERS for r in range(REPLICATION))
+            for leader in (rnd.randrange(BROKERS) for _ in range(shape.per_topic))
         ]
-        for t, name in enumerate(topic_names(shape))
+        for name in topic_names(shape)
     }
 
 

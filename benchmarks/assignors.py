@@ -34,6 +34,7 @@ from typing import Any
 from ._workload import (
     ASSIGNORS,
     EVENTS,
+    JOIN_SHAPE_ASSIGNORS,
     MODES,
     NEW_SUITE_ASSIGNORS,
     NEW_SUITE_FRESH_ONLY,
@@ -249,7 +250,11 @@ def run(args: argparse.Namespace, out: Path) -> dict[str, Any]:
     done: dict[tuple[str, str, str, str], dict[str, Any]] = {}
     loads: list[float] = []
     waited = 0.0
-    grid = list(itertools.product(shapes, modes, events, assignors))
+    grid = [
+        (shape, mode, event, assignor)
+        for shape, mode, event, assignor in itertools.product(shapes, modes, events, assignors)
+        if not (shape.name.endswith("-join") and assignor not in JOIN_SHAPE_ASSIGNORS)
+    ]
     try:
         for count, (shape, mode, event, assignor) in enumerate(grid, 1):
             waited += _wait_for_load(args.max_load, args.max_wait - waited)
