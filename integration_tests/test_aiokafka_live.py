@@ -61,6 +61,9 @@ KAFKA_PYTHON_OPTIONS: dict[str, Any] = {
     "consumer_config": {"metadata_max_age_ms": 5_000, "auto_commit_interval_ms": 1_000},
 }
 ASSIGNED_LOG = re.compile(rf"{WIRE}: assigned (\d+) partition\(s\) to (\d+) member\(s\)")
+# what a leader logs when it could not read a member's owned partitions
+LOST_OWNERSHIP = ("treating it as owning nothing", "could not read full subscriptions",
+                  "cannot be decoded")
 TP = tuple[str, int]
 State = dict[str, frozenset[TP]]
 pytestmark = pytest.mark.timeout(240)
@@ -155,10 +158,13 @@ class AioMembers:
             member.log.close()
             os.unlink(member.log.name)
 
-    def log_tail(self, name: str, lines: int = 40) -> str:
+    def log_text(self, name: str) -> str:
         log = self.members[name].log
         log.flush()
-        text = Path(log.name).read_text(errors="replace").splitlines()
+        return Path(log.name).read_text(errors="replace")
+
+    def log_tail(self, name: str, lines: int = 40) -> str:
+        text = self.log_text(name).splitlines()
         return f"--- {name} stderr ---\n" + "\n".join(text[-lines:])
 
 
@@ -191,6 +197,16 @@ class MixedGroup:
 
     def describe(self) -> str:
         return "\n  ".join(v.describe() for v in self.live().values())
+
+    def ownership_warnings(self) -> list[str]:
+        """Log lines (every member, both libraries) of a leader that lost owned partitions."""
+        texts = [self.aio.log_text(n) for n in self.aio.members]
+        texts += [self.runner.member_log(i) for i in self.kp_index.values()]
+        return [line for text in texts for line in text.splitlines()
+                if any(w in line for w in LOST_OWNERSHIP)]
+
+    def last_report(self, name: str) -> dict[str, Any]:
+        return [e for e in self.aio.events(name) if e["event"] == "report"][-1]
 
     def logs(self) -> str:
         parts = [self.aio.log_tail(n) for n in self.aio.views()]
@@ -440,15 +456,20 @@ def test_mixed_group_through_join_leave_and_crash_stays_valid_balanced_and_stick
             assert state == core_answer(group, before, sorted(state)), context
         leader = group.wait_leader(state, kp_before)
         led_by[what] = leader
+        if what != "form" and group.library(leader) == "aiokafka":
+            # an aiokafka leader read every member's owned partitions (kafka-python's too)
+            assert group.last_report(leader)["moved"] == moved(before, state), context
         if expected_leader is not None:
             assert leader == expected_leader, f"{what}: led by {leader}, not {expected_leader}"
         if what == "form":
             produce_one_per_partition(group.bootstrap, group.topics, "round1")
             wait_read_by_owners(group, state, "round1")
 
+    print(f"leaders by step ({leading} first): {led_by}")  # shown with pytest -s
     assert group.library(led_by["form"]) == leading
     # the final owners read new messages; nothing was read twice (offsets were committed)
     produce_one_per_partition(group.bootstrap, group.topics, "round2")
     wait_read_by_owners(group, state, "round2")
     values = [r[3] for r in reads(group)]
+    assert group.ownership_warnings() == []
     assert sorted(values) == sorted(set(values)), "a message was read twice"
