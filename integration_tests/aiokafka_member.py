@@ -24,40 +24,12 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import os
 import sys
 import threading
-import time
 import traceback
-from typing import Any, TextIO
+from typing import Any
 
-
-class Emitter:
-    """One JSON object per line, from the event loop or the stdin thread."""
-
-    def __init__(self, out: TextIO, name: str) -> None:
-        self._out = out
-        self._name = name
-        self._lock = threading.Lock()
-
-    def emit(self, event: str, **fields: Any) -> None:
-        line = json.dumps({"event": event, "member": self._name, "pid": os.getpid(),
-                           "mono": time.monotonic(), "wall": time.time(), **fields},
-                          default=str)
-        with self._lock:
-            try:
-                self._out.write(line + "\n")
-                self._out.flush()
-            except (BrokenPipeError, ValueError, OSError):
-                pass  # the parent is gone; stdin EOF stops us next
-
-
-def _events_out() -> TextIO:
-    """Keep the real stdout for events; stray prints go to stderr."""
-    fd = os.dup(1)
-    os.dup2(2, 1)
-    sys.stdout = sys.stderr
-    return os.fdopen(fd, "w", buffering=1, encoding="utf-8")
+from kafka_assignors.embedded._member import Emitter, take_stdout
 
 
 def _pairs(tps: Any) -> list[list[Any]]:
@@ -177,7 +149,7 @@ async def run(cfg: dict[str, Any], emitter: Emitter) -> None:
 
 def main() -> int:
     cfg = json.loads(sys.argv[1])
-    emitter = Emitter(_events_out(), cfg["name"])
+    emitter = Emitter(take_stdout(), cfg["name"])
     logging.basicConfig(level=cfg.get("log_level", "WARNING"), stream=sys.stderr,
                         format=f"%(asctime)s {cfg['name']} %(name)s %(levelname)s %(message)s")
     emitter.emit("started")

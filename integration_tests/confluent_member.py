@@ -20,12 +20,7 @@ import threading
 import time
 from typing import Any, TextIO
 
-
-def _events_out() -> TextIO:
-    """Keep the real stdout for events; stray prints go to stderr."""
-    fd = os.dup(1)
-    os.dup2(2, 1)
-    return os.fdopen(fd, "w", buffering=1, encoding="utf-8")
+from kafka_assignors.embedded._member import take_stdout
 
 
 def _plain(assignment: Any) -> dict[str, list[int]]:
@@ -110,7 +105,7 @@ def run(cfg: dict[str, Any], out: TextIO) -> None:
 
 def main() -> int:
     cfg = json.loads(sys.argv[1])
-    out = _events_out()
+    out = take_stdout()
     try:
         run(cfg, out)
     except Exception as exc:

@@ -52,7 +52,7 @@ class Emitter:
                 pass  # parent gone; we are about to stop anyway
 
 
-def _take_stdout() -> TextIO:
+def take_stdout() -> TextIO:
     """Keep the real stdout for events; send fd 1 (stray prints) to stderr."""
     events_fd = os.dup(1)
     os.dup2(2, 1)
@@ -298,7 +298,7 @@ def main(argv: list[str] | None = None) -> int:
         print("usage: python -m kafka_assignors.embedded._member CONFIG_JSON", file=sys.stderr)
         return 2
     cfg = MemberConfig.from_json(args[0])
-    emitter = Emitter(_take_stdout(), cfg.name)
+    emitter = Emitter(take_stdout(), cfg.name)
     logging.basicConfig(
         level=cfg.log_level,
         stream=sys.stderr,
