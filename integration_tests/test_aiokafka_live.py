@@ -19,19 +19,12 @@ offsets carry over (no message is read twice).
 
 from __future__ import annotations
 
-import contextlib
-import json
-import os
 import re
-import subprocess
-import sys
-import tempfile
-import threading
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import pytest
 from kafka import KafkaProducer
@@ -42,6 +35,7 @@ from kafka_assignors.embedded import GroupRunner
 from kafka_assignors.embedded.events import MemberConfig, MemberView
 from kafka_assignors.negotiation import describe_group_strategy
 
+from .child_members import ChildMember, ChildMembers
 from .conftest import BrokerHandle
 from .ledger import minimal_moves, moved, spread
 
@@ -69,103 +63,40 @@ State = dict[str, frozenset[TP]]
 pytestmark = pytest.mark.timeout(240)
 
 
-@dataclass
-class AioMember:
-    view: MemberView
-    proc: subprocess.Popen[str]
-    log: IO[str]
-    gone: bool = False  # stopped or killed by the test
-
-
-class AioMembers:
+class AioMembers(ChildMembers):
     """aiokafka member processes of one group; their events update a MemberView each."""
 
     def __init__(self, bootstrap: str, group: str, topics: list[str]) -> None:
-        self.base: dict[str, Any] = {
+        super().__init__(MEMBER, {
             "bootstrap": bootstrap, "group": group, "topics": topics, "strategy": WIRE,
             "session_timeout_ms": SESSION_MS, "heartbeat_interval_ms": 500,
             "metadata_max_age_ms": 5_000, "auto_commit_ms": 1_000, "report_records": True,
-        }
-        self.members: dict[str, AioMember] = {}
-        self._lock = threading.Lock()
+        })
+        self._views: dict[str, MemberView] = {}
 
-    def add(self, name: str) -> None:
-        log = tempfile.NamedTemporaryFile(  # noqa: SIM115 - closed in close()
-            "w+", prefix=f"aiokafka-{name}-", suffix=".log", delete=False
-        )
-        proc = subprocess.Popen(
-            [sys.executable, str(MEMBER), json.dumps({**self.base, "name": name})],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, text=True,
-            env={**os.environ, "PYTHONUNBUFFERED": "1"},
-        )
-        config = MemberConfig(name=name, bootstrap=self.base["bootstrap"],
+    def on_added(self, member: ChildMember) -> None:
+        config = MemberConfig(name=member.name, bootstrap=self.base["bootstrap"],
                               group_id=self.base["group"], topics=tuple(self.base["topics"]),
                               strategies=(WIRE,), session_timeout_ms=SESSION_MS)
-        member = AioMember(MemberView(index=len(self.members), name=name, config=config,
-                                      pid=proc.pid), proc, log)
-        self.members[name] = member
-        threading.Thread(target=self._read, args=(member,), daemon=True).start()
+        # the view keeps the member's event list (MemberView.apply appends to it)
+        self._views[member.name] = MemberView(index=len(self._views), name=member.name,
+                                              config=config, pid=member.proc.pid,
+                                              events=member.events)
 
-    def _read(self, member: AioMember) -> None:
-        assert member.proc.stdout is not None
-        for line in member.proc.stdout:
-            with contextlib.suppress(ValueError):
-                event = json.loads(line)
-                with self._lock:
-                    member.view.apply(event)
+    def on_event(self, member: ChildMember, event: dict[str, Any]) -> None:
+        self._views[member.name].apply(event)
 
     def views(self) -> dict[str, MemberView]:
         """Copies of the live members' views (not stopped or killed)."""
         with self._lock:
-            return {n: replace(m.view, events=list(m.view.events))
+            return {n: replace(self._views[n], events=list(self._views[n].events))
                     for n, m in self.members.items() if not m.gone}
-
-    def events(self, name: str) -> list[dict[str, Any]]:
-        with self._lock:
-            return list(self.members[name].view.events)
 
     def check_alive(self) -> None:
         for name, m in self.members.items():
             if not m.gone and m.proc.poll() is not None:
                 raise AssertionError(f"aiokafka member {name} exited on its own\n"
                                      + self.log_tail(name))
-
-    def stop(self, name: str, timeout: float = 40.0) -> None:
-        """Clean stop: consumer.stop() commits and leaves the group."""
-        member = self.members[name]
-        member.gone = True
-        assert member.proc.stdin is not None
-        with contextlib.suppress(OSError):
-            member.proc.stdin.write("stop\n")
-            member.proc.stdin.flush()
-        member.proc.wait(timeout)
-        assert any(e["event"] == "closed" for e in self.events(name)), self.log_tail(name)
-
-    def kill(self, name: str) -> None:
-        member = self.members[name]
-        member.gone = True
-        member.proc.kill()
-        member.proc.wait(10)
-
-    def close(self) -> None:
-        for name, member in self.members.items():
-            if member.proc.poll() is None:
-                with contextlib.suppress(Exception):
-                    self.stop(name, timeout=20)
-            if member.proc.poll() is None:
-                member.proc.kill()
-                member.proc.wait(10)
-            member.log.close()
-            os.unlink(member.log.name)
-
-    def log_text(self, name: str) -> str:
-        log = self.members[name].log
-        log.flush()
-        return Path(log.name).read_text(errors="replace")
-
-    def log_tail(self, name: str, lines: int = 40) -> str:
-        text = self.log_text(name).splitlines()
-        return f"--- {name} stderr ---\n" + "\n".join(text[-lines:])
 
 
 class MixedGroup:

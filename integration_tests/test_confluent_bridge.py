@@ -9,24 +9,17 @@ commits must be visible to the admin API.
 
 from __future__ import annotations
 
-import contextlib
-import json
-import os
-import signal
-import subprocess
-import sys
-import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import pytest
 from confluent_kafka import ConsumerGroupTopicPartitions, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient
 
+from .child_members import ChildMembers
 from .conftest import BrokerHandle
 
 MEMBER = Path(__file__).with_name("confluent_member.py")
@@ -35,87 +28,12 @@ STABLE_TIMEOUT_S = 60.0
 pytestmark = pytest.mark.timeout(240)
 
 
-@dataclass
-class Member:
-    name: str
-    proc: subprocess.Popen[str]
-    log: IO[str]
-    events: list[dict[str, Any]] = field(default_factory=list)
-    gone: bool = False  # stopped or killed by the test
-
-
-class BridgeGroup:
+class BridgeGroup(ChildMembers):
     """Bridged member processes of one group, and what they report."""
 
     def __init__(self, bootstrap: str, group: str, topic: str, strategy: str) -> None:
-        self.base = {"bootstrap": bootstrap, "group": group, "topic": topic,
-                     "strategy": strategy}
-        self.members: dict[str, Member] = {}
-        self.killed: set[str] = set()
-        self._lock = threading.Lock()
-
-    def add(self, name: str, **options: Any) -> None:
-        log = tempfile.NamedTemporaryFile(  # noqa: SIM115 - closed in close()
-            "w+", prefix=f"{name}-", suffix=".log", delete=False
-        )
-        proc = subprocess.Popen(
-            [sys.executable, str(MEMBER), json.dumps({**self.base, "name": name, **options})],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, text=True,
-            env={**os.environ, "PYTHONUNBUFFERED": "1"},
-        )
-        member = Member(name, proc, log)
-        self.members[name] = member
-        threading.Thread(target=self._read, args=(member,), daemon=True).start()
-
-    def _read(self, member: Member) -> None:
-        assert member.proc.stdout is not None
-        for line in member.proc.stdout:
-            with contextlib.suppress(ValueError):
-                event = json.loads(line)
-                with self._lock:
-                    member.events.append(event)
-
-    def events(self, name: str) -> list[dict[str, Any]]:
-        with self._lock:
-            return list(self.members[name].events)
-
-    def live(self) -> list[str]:
-        return [n for n, m in self.members.items() if not m.gone]
-
-    def stop(self, name: str, timeout: float = 40.0) -> None:
-        """Clean stop: close() hands partitions back and leaves the group."""
-        member = self.members[name]
-        member.gone = True
-        assert member.proc.stdin is not None
-        with contextlib.suppress(OSError):
-            member.proc.stdin.write("stop\n")
-            member.proc.stdin.flush()
-        member.proc.wait(timeout)
-        assert any(e["event"] == "closed" for e in self.events(name)), self.log_tail(name)
-
-    def kill(self, name: str) -> None:
-        member = self.members[name]
-        member.gone = True
-        self.killed.add(name)
-        member.proc.send_signal(signal.SIGKILL)
-        member.proc.wait(10)
-
-    def close(self) -> None:
-        for name, member in self.members.items():
-            if member.proc.poll() is None:
-                with contextlib.suppress(Exception):
-                    self.stop(name, timeout=20)
-            if member.proc.poll() is None:
-                member.proc.kill()
-                member.proc.wait(10)
-            member.log.close()
-            os.unlink(member.log.name)
-
-    def log_tail(self, name: str, lines: int = 40) -> str:
-        log = self.members[name].log
-        log.flush()
-        text = Path(log.name).read_text(errors="replace").splitlines()
-        return f"--- {name} stderr ---\n" + "\n".join(text[-lines:])
+        super().__init__(MEMBER, {"bootstrap": bootstrap, "group": group, "topic": topic,
+                                  "strategy": strategy})
 
     def consumed(self) -> list[tuple[str, int, int]]:
         """(member, partition, offset) of every message any member reported, in time order."""

@@ -1,0 +1,118 @@
+"""Group members run from a script as child processes, reporting JSON-line events.
+
+Shared by the aiokafka and confluent-kafka bridge tests: each member is
+``python SCRIPT '<config JSON>'`` with stdout for events and stderr in a temp
+file (read back by :meth:`ChildMembers.log_tail` when a check fails).  A
+``stop`` line on stdin stops a member cleanly; :meth:`ChildMembers.kill` is a
+crash (SIGKILL).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+
+@dataclass
+class ChildMember:
+    name: str
+    proc: subprocess.Popen[str]
+    log: IO[str]
+    events: list[dict[str, Any]] = field(default_factory=list)
+    gone: bool = False  # stopped or killed by the test
+
+
+class ChildMembers:
+    """Member processes of one group; ``base`` is every member's config, options add to it."""
+
+    def __init__(self, script: Path, base: dict[str, Any]) -> None:
+        self.script = script
+        self.base = base
+        self.members: dict[str, ChildMember] = {}
+        self.killed: set[str] = set()
+        self._lock = threading.Lock()
+
+    def add(self, name: str, **options: Any) -> ChildMember:
+        log = tempfile.NamedTemporaryFile(  # noqa: SIM115 - closed in close()
+            "w+", prefix=f"{self.script.stem}-{name}-", suffix=".log", delete=False
+        )
+        proc = subprocess.Popen(
+            [sys.executable, str(self.script),
+             json.dumps({**self.base, "name": name, **options})],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, text=True,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        )
+        member = ChildMember(name, proc, log)
+        self.members[name] = member
+        self.on_added(member)
+        threading.Thread(target=self._read, args=(member,), daemon=True).start()
+        return member
+
+    def on_added(self, member: ChildMember) -> None:
+        """Called once per member before its first event is read."""
+
+    def on_event(self, member: ChildMember, event: dict[str, Any]) -> None:
+        """Called for each event, under the lock."""
+        member.events.append(event)
+
+    def _read(self, member: ChildMember) -> None:
+        assert member.proc.stdout is not None
+        for line in member.proc.stdout:
+            with contextlib.suppress(ValueError):
+                event = json.loads(line)
+                with self._lock:
+                    self.on_event(member, event)
+
+    def events(self, name: str) -> list[dict[str, Any]]:
+        with self._lock:
+            return list(self.members[name].events)
+
+    def live(self) -> list[str]:
+        return [n for n, m in self.members.items() if not m.gone]
+
+    def stop(self, name: str, timeout: float = 40.0) -> None:
+        """Clean stop: the member closes its consumer (last commit, LeaveGroup) and exits."""
+        member = self.members[name]
+        member.gone = True
+        assert member.proc.stdin is not None
+        with contextlib.suppress(OSError):
+            member.proc.stdin.write("stop\n")
+            member.proc.stdin.flush()
+        member.proc.wait(timeout)
+        assert any(e["event"] == "closed" for e in self.events(name)), self.log_tail(name)
+
+    def kill(self, name: str) -> None:
+        """A crash: SIGKILL, no goodbye to the group."""
+        member = self.members[name]
+        member.gone = True
+        self.killed.add(name)
+        member.proc.kill()
+        member.proc.wait(10)
+
+    def close(self) -> None:
+        for name, member in self.members.items():
+            if member.proc.poll() is None:
+                with contextlib.suppress(Exception):
+                    self.stop(name, timeout=20)
+            if member.proc.poll() is None:
+                member.proc.kill()
+                member.proc.wait(10)
+            member.log.close()
+            os.unlink(member.log.name)
+
+    def log_text(self, name: str) -> str:
+        log = self.members[name].log
+        log.flush()
+        return Path(log.name).read_text(errors="replace")
+
+    def log_tail(self, name: str, lines: int = 40) -> str:
+        text = self.log_text(name).splitlines()
+        return f"--- {name} stderr ---\n" + "\n".join(text[-lines:])
