@@ -557,7 +557,7 @@ def _new_quality_table(report: dict[str, Any], shape: dict[str, Any], event: str
                 f"{q['load_max']:.2f}",
                 f"{q['load_cv']:.2f}",
                 f"{q['local_pct']:.1f}",
-                f"{q['pins_kept_pct']:.0f}",
+                f"{q['pins_kept_pct']:.1f}",
                 f"{q['colocated_pct']:.0f}",
             ]
         else:
@@ -593,9 +593,10 @@ def render_new_markdown(report: dict[str, Any]) -> str:
         f"{ZIPF_SEED}), the same for every member;",
         f"- **rack-aware**: {len(RACKS)} racks; member i has `client_rack` rack i mod "
         f"{len(RACKS)}; {BROKERS} brokers, broker b in rack b mod {len(RACKS)}; each "
-        f"partition has {REPLICATION} replicas on consecutive brokers, so in {REPLICATION} "
-        f"of the {len(RACKS)} racks (kept where kafka-python's `ClusterMetadata` keeps "
-        "them: `_partitions[topic][p].replica_nodes`, `broker_metadata(node).rack`);",
+        f"partition has {REPLICATION} replicas, a seeded random leader and the next "
+        f"broker{'s' if REPLICATION > 2 else ''}, so in {REPLICATION} of the "
+        f"{len(RACKS)} racks (kept where kafka-python's `ClusterMetadata` keeps them:"
+        " `_partitions[topic][p].replica_nodes`, `broker_metadata(node).rack`);",
         "- **co-partitioned**: uniform subscriptions, every topic with the same partition "
         "count: one join group per partition number. At 100 topics x 100 there are only "
         "100 partition numbers for 1,000 members (900 idle, as with range), so the suite "
