@@ -6,6 +6,7 @@ import logging
 import random
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -13,7 +14,7 @@ from kafka_assignors.core.balanced_sticky import balanced_sticky
 from kafka_assignors.core.broadcast import broadcast
 from kafka_assignors.core.model import GroupSpec, MemberSpec
 from kafka_assignors.core.pinned import member_pins, pinned
-from kafka_assignors.core.validate import validate_assignment
+from kafka_assignors.core.validate import InvalidAssignmentError, validate_assignment
 
 from . import reference as ref
 from .strategies import groups
@@ -180,3 +181,22 @@ def test_broadcast_gives_every_member_its_whole_subscription() -> None:
 def test_broadcast_is_valid_as_a_broadcast(group: GroupSpec) -> None:
     """Broadcast passes the leader's broadcast validation for any group."""
     validate_assignment(group, broadcast(group), broadcast=True)
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"a": {"t": [0, 0, 1]}, "b": {"t": [1]}},  # totals match, but b never gets t-0
+        {"a": {"t": [0, 1]}, "b": {"t": [0, 1, 1]}},  # a duplicate on one member
+        {"a": {"t": [0, 1]}, "b": {"t": [0, 1], "u": [0]}},  # u is not b's topic
+        {"a": {"t": [0, 1]}},  # b is left out
+        {"a": {"t": [0, 1]}, "b": {"t": [1, 2]}},  # no t-2 exists
+    ],
+)
+def test_broadcast_validation_checks_every_member(bad: dict[str, dict[str, list[int]]]) -> None:
+    """The leader's broadcast check is per member: each subscriber holds each partition once."""
+    group = GroupSpec.build([MemberSpec("a", frozenset(["t"])), MemberSpec("b", frozenset(["t"]))],
+                            {"t": 2, "u": 1})
+    validate_assignment(group, {"a": {"t": [1, 0]}, "b": {"t": [0, 1]}}, broadcast=True)
+    with pytest.raises(InvalidAssignmentError):
+        validate_assignment(group, bad, broadcast=True)

@@ -27,15 +27,12 @@ def validate_assignment(
     unknown = sorted(set(assignment) - set(members))
     if unknown:
         raise InvalidAssignmentError(f"assignment names members not in the group: {unknown[:5]}")
+    if broadcast:
+        _check_broadcast(group, assignment)
+        return
     per_topic: dict[str, list[int]] = {}
     for member_id, by_topic in assignment.items():
-        topics = members[member_id].topics
-        if not by_topic.keys() <= topics:
-            extra = sorted(t for t, ps in by_topic.items() if ps and t not in topics)
-            if extra:
-                raise InvalidAssignmentError(
-                    f"member {member_id} was given {extra[0]} but does not subscribe to it"
-                )
+        _check_subscribed(member_id, members[member_id].topics, by_topic)
         for topic, partitions in by_topic.items():
             if not partitions:
                 continue
@@ -45,10 +42,6 @@ def validate_assignment(
             else:
                 got.extend(partitions)
 
-    subscribers: dict[str, int] = {}
-    for m in group.members:
-        for t in m.topics:
-            subscribers[t] = subscribers.get(t, 0) + 1
     for topic, got in per_topic.items():
         n = group.partition_count(topic)
         if min(got) < 0 or max(got) >= n:
@@ -61,12 +54,33 @@ def validate_assignment(
             raise InvalidAssignmentError(
                 f"{n - distinct} partition(s) of {topic} were not assigned to any member"
             )
-        if broadcast:
-            if len(got) != n * subscribers[topic]:
-                raise InvalidAssignmentError(
-                    f"broadcast: not every subscriber of {topic} got all {n} partitions"
-                )
-        elif len(got) != n:
+        if len(got) != n:
             raise InvalidAssignmentError(
                 f"{len(got) - n} partition(s) of {topic} were assigned twice"
             )
+
+
+def _check_subscribed(member_id: str, topics: frozenset[str],
+                      by_topic: Mapping[str, Sequence[int]]) -> None:
+    extra = sorted(t for t, ps in by_topic.items() if ps and t not in topics)
+    if extra:
+        raise InvalidAssignmentError(
+            f"member {member_id} was given {extra[0]} but does not subscribe to it"
+        )
+
+
+def _check_broadcast(group: GroupSpec,
+                     assignment: Mapping[str, Mapping[str, Sequence[int]]]) -> None:
+    """Every subscriber of a topic holds each of its partitions exactly once."""
+    full = {t: list(range(group.partition_count(t))) for t in group.subscribed_topics()}
+    for m in group.members:
+        by_topic = assignment.get(m.member_id, {})
+        _check_subscribed(m.member_id, m.topics, by_topic)
+        for topic in m.topics & full.keys():
+            got = list(by_topic.get(topic, ()))
+            # broadcast lists come in order: the plain comparison is the cheap common case
+            if got != full[topic] and sorted(got) != full[topic]:
+                raise InvalidAssignmentError(
+                    f"broadcast: member {m.member_id} did not get each of the "
+                    f"{len(full[topic])} partitions of {topic} exactly once"
+                )
