@@ -216,3 +216,31 @@ def test_without_valid_credentials_the_group_falls_back_and_still_assigns(
     assert "live group lag failed" in text and "partition count" in text, text[-6000:]
     assert sorted(len(tps) for tps in state.values()) == [3, 3]
     assert time.monotonic() - started < 110
+
+
+def test_profile_topic_is_read_with_the_consumers_sasl_credentials(
+    sasl_broker: tuple[KafkaCluster, str], unique_name: Callable[[str], str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Members know only the SASL listener; the leader reads the profile topic through it
+    with their credentials (no fallback), so the hot partitions are spread."""
+    cluster, bootstrap = sasl_broker
+    from kafka_assignors.embedded.admin import create_topic
+    from kafka_assignors.load.profile import LoadProfile, PartitionLoad
+    from kafka_assignors.pipeline.kafka_io import publish
+
+    topic, profile_topic = unique_name("topic"), unique_name("profile")
+    create_topic(cluster.bootstrap, topic, PARTITIONS)
+    weights = {p: 100.0 if p in HOT else 1.0 for p in range(PARTITIONS)}
+    publish(LoadProfile(tuple(PartitionLoad(topic, p, w) for p, w in weights.items())),
+            cluster.bootstrap, profile_topic)  # the pipeline's side: the plain listener
+    monkeypatch.setenv("KA_TEST_PROFILE_TOPIC", profile_topic)
+    spec = "integration_tests.new_assignor_configs:LOAD_AWARE_PROFILE_TOPIC"
+    with GroupRunner(bootstrap, unique_name("group"), [topic], [spec], members=2,
+                     consumer_config=dict(SECURITY), **MEMBER) as group:
+        state = group.wait_stable(timeout=90, expected={topic: PARTITIONS})
+        text = logs(group)
+    assert f"from load profile topic '{profile_topic}'" in text, text[-6000:]
+    assert "weight source" not in text, text[-6000:]
+    hot_per_member = sorted(sum(1 for _t, p in tps if p in HOT) for tps in state.values())
+    assert hot_per_member == [1, 1], state

@@ -7,6 +7,7 @@ Importing this package never imports Spark, Docker or Testcontainers.
 from __future__ import annotations
 
 from .adapters.kafka_python import KafkaPythonAssignor
+from .adapters.kafka_python_fixes import patch_rejoin_hang
 from .assignors.balanced_sticky import BalancedStickyAssignor, CooperativeBalancedStickyAssignor
 from .assignors.broadcast import BroadcastAssignor, CooperativeBroadcastAssignor
 from .assignors.co_partitioned import CooperativeCoPartitionedAssignor, CoPartitionedAssignor
@@ -50,4 +51,5 @@ __all__ = [
     "WeightSource",
     "__version__",
     "make_assignor",
+    "patch_rejoin_hang",
 ]

@@ -21,6 +21,7 @@ import time
 import traceback
 from typing import Any, TextIO
 
+from ..adapters.kafka_python_fixes import patch_rejoin_hang
 from .events import MemberConfig
 
 SUMMARY_CHARS = 100
@@ -167,25 +168,6 @@ def _run_command(command: str, consumer: Any, listener: Any, stop: threading.Eve
         emitter.emit("error", message=f"unknown command {command!r}")
 
 
-def _keep_rejoin_until_joined(consumer: Any) -> None:
-    """Work around kafka-python 3.0.12 wedging a member in REBALANCING.
-
-    ``ConsumerCoordinator.need_rejoin()`` turns False as soon as the JoinGroup request is
-    built (after a subscription change) or the leader has computed its assignment (after a
-    partition-count change); if the JoinGroup/SyncGroup round trip spans more than one
-    ``poll()``, the next poll never awaits the in-flight join again, heartbeats stay
-    disabled and the coordinator expels the member for good. A join in progress
-    (``rejoining``) must count as "needs rejoin".
-    """
-    coordinator = consumer._coordinator
-    original = coordinator.need_rejoin
-
-    def need_rejoin() -> bool:
-        return bool(original() or coordinator.rejoining)
-
-    coordinator.need_rejoin = need_rejoin
-
-
 def _arm_watchdog(seconds: float, emitter: Emitter) -> None:
     """Hard exit if a clean stop takes longer than ``seconds`` (every wait is bounded)."""
 
@@ -237,7 +219,7 @@ def run(cfg: MemberConfig, emitter: Emitter) -> int:
     )
     listener.consumer = consumer
     if cfg.fix_rejoin:
-        _keep_rejoin_until_joined(consumer)
+        patch_rejoin_hang(consumer)  # kafka-python 3.0.x join hang (README, Known limits)
     consumer.subscribe(topics=list(cfg.topics), listener=listener)
     emitter.emit("subscribed", topics=list(cfg.topics), strategies=list(cfg.strategies))
 

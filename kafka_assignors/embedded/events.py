@@ -65,7 +65,7 @@ class MemberConfig:
     revoke_delay_ms: int = 0
     log_level: str = "WARNING"
     #: work around kafka-python 3.0.12 losing an in-flight rejoin after a subscription or
-    #: partition-count change (the member would stay REBALANCING; see _member.py)
+    #: partition-count change with kafka_assignors.patch_rejoin_hang (README, Known limits)
     fix_rejoin: bool = False
     consumer_config: dict[str, Any] = field(default_factory=dict)
 
