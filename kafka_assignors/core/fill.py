@@ -25,6 +25,8 @@ from collections import deque
 from collections.abc import Hashable, Mapping, Sequence
 from typing import Any, Generic, TypeVar
 
+from .paths import trace_path
+
 #: An item: a tuple, such as a TopicPartition (tuples sort, so results are deterministic).
 Item = TypeVar("Item", bound=tuple[Any, ...])
 #: A class of items (a topic, say).
@@ -158,7 +160,7 @@ class _Balancer(Generic[Key, Item]):
                     continue
                 done_m.add(node)
                 if self.load[node] <= max_target_load:
-                    return (_trace(node, via_class, via_member), node), done_m
+                    return (trace_path(node, via_class, via_member), node), done_m
                 for c, its in self.held[node].items():
                     cost = 1 if self.own.get((node, c), 0) == len(its) else 0
                     nd = d + cost
@@ -176,17 +178,3 @@ class _Balancer(Generic[Key, Item]):
                         via_class[j] = cls
                         queue.appendleft((d, j, None))
         return None, done_m
-
-
-def _trace(
-    target: int, via_class: Mapping[int, Key], via_member: Mapping[Key, int]
-) -> list[tuple[int, Key, int]]:
-    hops = []
-    node = target
-    while node in via_class:
-        c = via_class[node]
-        giver = via_member[c]
-        hops.append((giver, c, node))
-        node = giver
-    hops.reverse()
-    return hops

@@ -25,6 +25,7 @@ import time
 from collections import deque
 from collections.abc import Mapping, Sequence
 
+from .paths import trace_path
 from .uniform import IndexedAssignment
 
 log = logging.getLogger("kafka_assignors.core")
@@ -174,7 +175,7 @@ def _cheapest_path(
                 continue
             done_m.add(node)
             if st.load[node] <= max_target_load:
-                return (_trace(node, via_topic, via_member), node), done_m
+                return (trace_path(node, via_topic, via_member), node), done_m
             for t in st.x[node]:
                 nd = d + st.give_cost(node, t)
                 if t not in done_t and nd < dist_t.get(t, nd + 1):
@@ -191,20 +192,6 @@ def _cheapest_path(
                     via_topic[j] = node
                     queue.appendleft((d, j))
     return None, done_m
-
-
-def _trace(
-    target: int, via_topic: Mapping[int, str], via_member: Mapping[str, int]
-) -> list[tuple[int, str, int]]:
-    hops = []
-    node = target
-    while node in via_topic:
-        topic = via_topic[node]
-        giver = via_member[topic]
-        hops.append((giver, topic, node))
-        node = giver
-    hops.reverse()
-    return hops
 
 
 def _polish(st: _State, deadline: float) -> bool:
