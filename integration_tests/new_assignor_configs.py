@@ -9,6 +9,7 @@ starts the member (the member inherits the test's environment).
 from __future__ import annotations
 
 import os
+import time
 
 from kafka_assignors import (
     CooperativeRackAwareAssignor,
@@ -17,7 +18,10 @@ from kafka_assignors import (
     PinnedAssignor,
     ProfileTopic,
     RackAwareAssignor,
+    make_assignor,
 )
+from kafka_assignors.core.balanced_sticky import balanced_sticky
+from kafka_assignors.core.model import Assignment, GroupSpec
 
 RACK_R1 = RackAwareAssignor(client_rack="r1")
 RACK_R2 = RackAwareAssignor(client_rack="r2")
@@ -48,3 +52,13 @@ COOP_RACK_R3 = CooperativeRackAwareAssignor(client_rack="r3")
 LOAD_AWARE_PROFILE_TOPIC = LoadAwareAssignor(
     weights=ProfileTopic(os.environ.get("KA_TEST_PROFILE_TOPIC", "load-profile"))
 )
+
+
+def _slow_balanced(group: GroupSpec) -> Assignment:
+    """balanced-sticky after a 3 s pause: a leader whose assignment spans several polls."""
+    time.sleep(3)
+    return balanced_sticky(group)
+
+
+#: wire name "slow-balanced" (kafka-python's join hang: see test_rejoin_hang_patch.py)
+SLOW_BALANCED = make_assignor("slow-balanced", _slow_balanced)
