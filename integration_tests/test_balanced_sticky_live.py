@@ -104,6 +104,19 @@ def test_eager_group_through_join_leave_crash_static_restart_and_partition_incre
             assert v.generation == generation[v.name], f"{v.name} saw a rebalance"
 
 
+def _timeline(group: GroupRunner, tp: TP) -> str:
+    """Every member's rebalance events that mention ``tp``, in time order (for failures)."""
+    rows = []
+    for v in group.members():
+        for e in v.events:
+            pairs = {(str(t), int(p)) for t, p in e.get("assignment", []) + e.get("partitions", [])}
+            if tp in pairs:
+                rows.append((float(e["mono"]), v.name, e.get("event"), e.get("generation"),
+                             e.get("state")))
+    return "\n".join(f"{m:.3f} {n} {ev} generation={g} state={st}"
+                     for m, n, ev, g, st in sorted(rows))
+
+
 def test_cooperative_group_never_double_owns_and_does_not_interrupt_kept_partitions(
     make_topic: Callable[..., str], make_group: Callable[..., GroupRunner]
 ) -> None:
@@ -113,7 +126,9 @@ def test_cooperative_group_never_double_owns_and_does_not_interrupt_kept_partiti
     # members take a second to let go of a revoked partition, as one that commits would
     group = make_group([topic], [COOPERATIVE], members=3, revoke_delay_ms=1_000,
                        **MEMBER_OPTIONS)
-    state = group.wait_stable(timeout=90)
+    # three members starting at once may take several rebalances to form the group
+    state = group.wait_stable(timeout=90, settle=2.0)
+    formed_at = time.monotonic()
     assert group.protocol() == "cooperative-balanced-sticky"
     killed_at: dict[str, float] = {}
 
@@ -135,10 +150,14 @@ def test_cooperative_group_never_double_owns_and_does_not_interrupt_kept_partiti
     ledger = holdings(group, ended=killed_at)
     assert overlaps(ledger) == []
     # members still here hold each of their final partitions in one unbroken interval
+    # from the moment the group was formed
     for name, parts in state.items():
         for tp in parts:
-            spans = [h for h in ledger if h.member == name and h.partition == tp]
-            assert len(spans) == 1, f"{name} was interrupted on {tp}: {spans}"
+            spans = [h for h in ledger
+                     if h.member == name and h.partition == tp and h.end > formed_at]
+            assert len(spans) == 1, (
+                f"{name} was interrupted on {tp}: {spans} (formed at {formed_at:.3f})\n"
+                + _timeline(group, tp))
     # and the second cooperative round really happened: revocations preceded the handover
     revoked = [e for v in group.members() for e in v.events if e.get("event") == "revoked"
                and e.get("partitions")]
