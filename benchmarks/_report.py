@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -351,11 +351,15 @@ def render_markdown(report: dict[str, Any]) -> str:
         "withholds from a remaining owner).",
         "",
     ]
-    if notes:
-        lines += ["## Cells without a time", ""]
-        lines += [f"- {n}" for n in notes]
-        lines.append("")
+    lines += _notes_section(notes)
     return "\n".join(lines)
+
+
+def _notes_section(notes: Sequence[str]) -> list[str]:
+    """Markdown lines listing the cells without a time (none when every cell has one)."""
+    if not notes:
+        return []
+    return ["## Cells without a time", "", *(f"- {n}" for n in notes), ""]
 
 
 def plot(report: dict[str, Any], path: Path) -> Path:
@@ -649,10 +653,7 @@ def render_new_markdown(report: dict[str, Any]) -> str:
         "or co-location figure: every member gets everything.",
         "",
     ]
-    if notes:
-        lines += ["## Cells without a time", ""]
-        lines += [f"- {n}" for n in notes]
-        lines.append("")
+    lines += _notes_section(notes)
     return "\n".join(lines)
 
 

@@ -535,21 +535,13 @@ def examine(
     problems: list[str] = []
     owner: dict[tuple[str, int], str] = {}
     sizes = dict.fromkeys(subscriptions, 0)
-    for member, by_topic in result.items():
-        if member not in subscriptions:
-            problems.append(f"assigned to non-member {member}")
-            continue
-        subscribed = set(subscriptions[member])
-        for topic, ps in by_topic.items():
-            if topic not in subscribed:
-                problems.append(f"{member} got {topic} it does not subscribe to")
-            n = counts.get(topic, 0)
-            for p in ps:
-                if not 0 <= p < n:
-                    problems.append(f"{topic}-{p} does not exist")
-                if owner.setdefault((topic, p), member) != member:
-                    problems.append(f"{topic}-{p} assigned twice")
-            sizes[member] += len(ps)
+    for member, topic, ps in _member_lists(result, subscriptions, problems, sizes):
+        n = counts.get(topic, 0)
+        for p in ps:
+            if not 0 <= p < n:
+                problems.append(f"{topic}-{p} does not exist")
+            if owner.setdefault((topic, p), member) != member:
+                problems.append(f"{topic}-{p} assigned twice")
     assigned = sum(sizes.values())
     if assigned != len(owner):
         problems.append(f"{assigned - len(owner)} duplicate assignment(s)")
@@ -576,14 +568,14 @@ def examine(
     )
 
 
-def _examine_broadcast(
+def _member_lists(
     result: Plain,
     subscriptions: Mapping[str, Sequence[str]],
-    counts: Mapping[str, int],
-    previous: Plain | None,
-) -> Figures:
-    problems: list[str] = []
-    sizes = dict.fromkeys(subscriptions, 0)
+    problems: list[str],
+    sizes: dict[str, int],
+) -> Iterator[tuple[str, str, Sequence[int]]]:
+    """Each (member, topic, partitions) given to a member; notes non-members and
+    unsubscribed topics in ``problems`` and counts partitions per member in ``sizes``."""
     for member, by_topic in result.items():
         if member not in subscriptions:
             problems.append(f"assigned to non-member {member}")
@@ -593,7 +585,21 @@ def _examine_broadcast(
             if topic not in subscribed:
                 problems.append(f"{member} got {topic} it does not subscribe to")
             sizes[member] += len(ps)
-        for topic in subscribed:
+            yield member, topic, ps
+
+
+def _examine_broadcast(
+    result: Plain,
+    subscriptions: Mapping[str, Sequence[str]],
+    counts: Mapping[str, int],
+    previous: Plain | None,
+) -> Figures:
+    problems: list[str] = []
+    sizes = dict.fromkeys(subscriptions, 0)
+    for _ in _member_lists(result, subscriptions, problems, sizes):
+        pass
+    for member, by_topic in result.items():
+        for topic in set(subscriptions.get(member, ())):
             if topic in counts and sorted(by_topic.get(topic, ())) != list(range(counts[topic])):
                 problems.append(f"{member} did not get exactly all of {topic}")
     given = {t for by_topic in result.values() for t, ps in by_topic.items() if ps}
