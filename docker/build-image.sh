@@ -34,6 +34,8 @@ FORCE=0
 
 say() { echo "build-image: $*" >&2; }
 die() { say "ERROR: $*"; exit 1; }
+# shellcheck source=scripts/lib.sh
+source "$REPO/scripts/lib.sh"
 started=$SECONDS
 
 "$REPO/scripts/ensure-docker.sh"
@@ -107,37 +109,38 @@ debian_mirror() {  # prints the Debian mirror URL this machine's apt uses
             | sed -E 's/\[[^]]*\]//' \
             | awk '$1 == "deb" && $3 == "bookworm" { print $2; exit }')
     fi
+    if [[ -z "$found" ]]; then
+        # No bookworm entry (e.g. a trixie host): any Debian archive mirror serves
+        # every suite, so take the first URI that points at one.
+        found=$(cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list \
+                    /etc/apt/sources.list.d/*.sources 2>/dev/null \
+            | grep -oE '(https?)://[^ ]*/debian/?( |$)' | grep -v security | head -n 1 | tr -d ' ')
+    fi
     shopt -u nullglob
     [[ -n "$found" ]] || die "no Debian bookworm mirror in /etc/apt/sources.list{,.d}; set KAFKA_ASSIGNORS_DEBIAN_MIRROR"
     echo "$found"
 }
 
 build_base_tar() {
-    if ! command -v debootstrap >/dev/null 2>&1; then
-        say "installing debootstrap (apt-get) ..."
-        [[ $(id -u) -eq 0 ]] || die "debootstrap is missing and installing it needs root"
-        DEBIAN_FRONTEND=noninteractive timeout 600 apt-get update -q >/dev/null || die "apt-get update failed"
-        DEBIAN_FRONTEND=noninteractive timeout 600 apt-get install -y -q debootstrap >/dev/null \
-            || die "apt-get install debootstrap failed"
-    fi
-    [[ $(id -u) -eq 0 ]] || die "debootstrap needs root"
+    command -v debootstrap >/dev/null 2>&1 || apt_install debootstrap
     local mirror tmp t0=$SECONDS
     mirror=$(debian_mirror)
     tmp=$(mktemp -d "$CACHE_DIR/rootfs.XXXXXX")
     TMP_DIRS+=("$tmp")
     say "debootstrap bookworm + openjdk-17-jre-headless (about a minute; log: $CACHE_DIR/debootstrap.log) ..."
-    timeout 1200 debootstrap --variant=minbase --include=openjdk-17-jre-headless \
+    as_root timeout 1200 debootstrap --variant=minbase --include=openjdk-17-jre-headless \
         bookworm "$tmp/root" "$mirror" >"$CACHE_DIR/debootstrap.log" 2>&1 || {
         tail -n 30 "$CACHE_DIR/debootstrap.log" >&2
         die "debootstrap failed (see $CACHE_DIR/debootstrap.log)"
     }
     # Slim: package caches, apt lists, docs, man pages, translations.
-    rm -rf "$tmp/root"/var/cache/apt/archives/*.deb "$tmp/root"/var/lib/apt/lists/* \
+    as_root rm -rf "$tmp/root"/var/cache/apt/archives/*.deb "$tmp/root"/var/lib/apt/lists/* \
         "$tmp/root"/usr/share/doc/* "$tmp/root"/usr/share/man/* "$tmp/root"/usr/share/locale/* \
         "$tmp/root"/var/log/*.log
-    tar --numeric-owner -C "$tmp/root" -cf "$BASE_TAR.tmp" . || die "tar of the rootfs failed"
+    as_root tar --numeric-owner -C "$tmp/root" -cf "$BASE_TAR.tmp" . || die "tar of the rootfs failed"
+    as_root chown "$(id -u):$(id -g)" "$BASE_TAR.tmp"
     mv "$BASE_TAR.tmp" "$BASE_TAR"
-    rm -rf "$tmp"
+    as_root rm -rf "$tmp"
     say "base rootfs cached: $BASE_TAR ($(du -h "$BASE_TAR" | cut -f1), $((SECONDS - t0)) s)"
 }
 
@@ -153,7 +156,8 @@ fi
 POM_HASH=$(cat "$HERE/kafka-jars/broker/pom.xml" "$HERE/kafka-jars/tools/pom.xml" | sha256sum | cut -c1-16)
 JARS="$CACHE_DIR/jars-$POM_HASH"
 if [[ ! -f "$JARS/.complete" ]]; then
-    command -v mvn >/dev/null 2>&1 || die "mvn (Maven) not found; install it (apt-get install maven)"
+    command -v mvn >/dev/null 2>&1 || apt_install maven
+    command -v mvn >/dev/null 2>&1 || die "mvn (Maven) not found even after installing Debian's maven"
     t0=$SECONDS
     say "resolving Kafka jars from Maven Central ..."
     rm -rf "$JARS"

@@ -4,7 +4,11 @@
 #   1. .venv/ (Python >= 3.11) with `pip install -e '.[dev,spark,confluent,aiokafka]'`,
 #      re-run only when pyproject.toml changed since the last install (stamp file).
 #   2. The Docker engine (scripts/ensure-docker.sh: installs/starts it when needed).
-#   3. The broker image (docker/build-image.sh: cached, ~0.1 s when up to date).
+#   3. Java >= 17 for Spark (Debian's openjdk-17-jre-headless when missing).
+#   4. The broker image (docker/build-image.sh: cached, ~0.1 s when up to date).
+#
+# Missing Debian packages (python3.X-venv, a JRE, docker.io, debootstrap, maven) are
+# installed with apt-get, as root or through passwordless sudo (scripts/lib.sh).
 #
 # Options / environment:
 #   --no-docker                 only the virtualenv (e.g. for lint)
@@ -17,6 +21,8 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
 say() { echo "bootstrap: $*" >&2; }
 die() { say "ERROR: $*"; exit 1; }
+# shellcheck source=scripts/lib.sh
+source "$ROOT/scripts/lib.sh"
 
 WITH_DOCKER=1
 [[ "${1:-}" == "--no-docker" ]] && WITH_DOCKER=0
@@ -31,7 +37,11 @@ if [[ ! -x "$VENV/bin/python" ]]; then
     "$PY" -c 'import sys; sys.exit(sys.version_info < (3, 11))' \
         || die "$PY is $("$PY" -V 2>&1); Python >= 3.11 is needed (set PYTHON=...)"
     say "creating .venv with $("$PY" -V 2>&1)"
-    "$PY" -m venv "$VENV" || die "could not create .venv (on Debian: apt-get install python3-venv)"
+    if ! "$PY" -c 'import ensurepip' 2>/dev/null; then
+        # Debian splits venv's pip bootstrap into python3.X-venv.
+        apt_install "python$("$PY" -c 'import sys; print("%d.%d" % sys.version_info[:2])')-venv"
+    fi
+    "$PY" -m venv "$VENV" || { rm -rf "$VENV"; die "could not create .venv with $PY"; }
 fi
 
 want=$( (cat pyproject.toml; echo "extras=$EXTRAS") | sha256sum | cut -c1-16)
@@ -45,6 +55,11 @@ if [[ ! -f "$STAMP" || "$(cat "$STAMP")" != "$want" ]]; then
 fi
 
 if [[ $WITH_DOCKER == 1 ]]; then
+    # Spark (the pipeline, the demo's report) runs on a JVM: Java 17 or newer.
+    java_major() { java -version 2>&1 | sed -nE '1s/.*version "([0-9]+).*/\1/p'; }
+    if ! command -v java >/dev/null 2>&1 || (($(java_major || echo 0) < 17)); then
+        apt_install openjdk-17-jre-headless
+    fi
     if [[ -n "${BOOTSTRAP_SERVERS:-}" ]]; then
         say "BOOTSTRAP_SERVERS=$BOOTSTRAP_SERVERS: using that cluster, no Docker needed"
     elif [[ -n "${KAFKA_ASSIGNORS_IMAGE:-}" ]]; then

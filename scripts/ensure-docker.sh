@@ -5,7 +5,7 @@
 #
 # 1. If `docker info` answers, stop here.
 # 2. If the engine (dockerd) or debootstrap is missing, install the Debian packages
-#    `docker.io` and `debootstrap` (apt-get update + install; needs root).
+#    `docker.io` and `debootstrap` (apt-get update + install; as root or via sudo).
 # 3. Start dockerd in the background (its own session, so Ctrl-C on the caller does
 #    not stop it), logging to ${XDG_CACHE_HOME:-$HOME/.cache}/kafka-assignors/dockerd.log.
 #    If it does not come up, retry with fallbacks: the vfs storage driver (for
@@ -29,19 +29,8 @@ die() { say "ERROR: $*"; exit 1; }
 
 engine_up() { timeout 10 docker info >/dev/null 2>&1; }
 
-ROOT=()  # command prefix that runs as root
-if [[ $(id -u) -ne 0 ]]; then
-    if command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
-        ROOT=(sudo -n)
-    else
-        ROOT=(needs-root)
-    fi
-fi
-as_root() {
-    [[ "${ROOT[*]-}" == needs-root ]] \
-        && die "need root to run: $* (run as root, or install/start Docker yourself)"
-    "${ROOT[@]}" "$@"
-}
+# shellcheck source=scripts/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 if command -v docker >/dev/null 2>&1 && engine_up; then
     exit 0
@@ -53,21 +42,9 @@ command -v dockerd >/dev/null 2>&1 || missing+=(docker.io)
 command -v docker >/dev/null 2>&1 || [[ " ${missing[*]-} " == *" docker.io "* ]] || missing+=(docker.io)
 command -v debootstrap >/dev/null 2>&1 || missing+=(debootstrap)
 if ((${#missing[@]})); then
-    [[ "${KAFKA_ASSIGNORS_NO_INSTALL:-0}" == 1 ]] \
-        && die "missing: ${missing[*]} (and KAFKA_ASSIGNORS_NO_INSTALL=1 forbids installing them)"
-    command -v apt-get >/dev/null 2>&1 \
-        || die "missing: ${missing[*]}; no apt-get here, install a Docker engine by hand"
-    say "installing ${missing[*]} (apt-get) ..."
-    export DEBIAN_FRONTEND=noninteractive
-    as_root timeout 600 apt-get update -q >/dev/null \
-        || die "apt-get update failed"
-    as_root timeout 900 apt-get install -y -q --no-install-recommends "${missing[@]}" >/dev/null \
-        || die "apt-get install ${missing[*]} failed"
+    apt_install "${missing[@]}"
     # docker.io recommends but does not depend on these; the engine needs them here.
-    for pkg in iptables ca-certificates; do
-        dpkg -s "$pkg" >/dev/null 2>&1 || as_root timeout 600 apt-get install -y -q "$pkg" >/dev/null || true
-    done
-    hash -r
+    (apt_install iptables ca-certificates) || say "continuing without iptables/ca-certificates"
 fi
 command -v dockerd >/dev/null 2>&1 || die "dockerd not found even after installing docker.io"
 command -v docker >/dev/null 2>&1 || die "docker client not found even after installing docker.io"
@@ -105,10 +82,10 @@ try_start() {  # args: extra dockerd flags; returns 0 when `docker info` answers
         echo
         echo "===== $(date -u +%FT%TZ) dockerd $* ====="
     } >>"$LOG"
-    [[ "${ROOT[*]-}" == needs-root ]] \
+    [[ "${_ROOT_PREFIX[*]-}" == needs-root ]] \
         && die "need root to start dockerd (run as root, or start Docker yourself)"
     # Not a function call, so that $! is dockerd itself (setsid execs it in place).
-    "${ROOT[@]}" setsid dockerd "$@" >>"$LOG" 2>&1 </dev/null &
+    "${_ROOT_PREFIX[@]}" setsid dockerd "$@" >>"$LOG" 2>&1 </dev/null &
     pid=$!
     echo "$pid" >"$PIDFILE"
     for _ in $(seq 1 "$START_TIMEOUT"); do
