@@ -25,6 +25,7 @@ from ..core.model import (
     TopicPartition,
     TopicSpec,
 )
+from ..core.names import some_ids
 from ..core.validate import validate_assignment
 from .user_data import decode_user_data
 
@@ -37,6 +38,9 @@ AssignmentResult = Mapping[str, Mapping[str, Sequence[int]] | Iterable[tuple[str
 
 MODE_EAGER = "eager"
 MODE_COOPERATIVE = "cooperative"
+#: ConsumerProtocolSubscription versions: 1 added owned partitions, 2 their
+#: generation, 3 the rack.  The leader reads these and warns about others.
+KNOWN_SUBSCRIPTION_VERSIONS = (0, 1, 2, 3)
 
 
 @dataclass(slots=True)
@@ -50,6 +54,8 @@ class WireMember:
     generation: int = UNKNOWN_GENERATION
     rack: str | None = None
     user_data: object = b""
+    #: the subscription's version, None when the client library does not say
+    version: object = None
 
 
 @dataclass(slots=True)
@@ -161,18 +167,25 @@ class Leader:
         topic_sets: dict[tuple[str, ...], frozenset[str]] = {}
         # member -> (generation, partitions) of members that may still hold partitions
         holding: dict[str, Holding] = {}
+        # member ids by what was wrong with their metadata: one warning per kind
+        odd: dict[str, list[str]] = {}
         for w in wire_members:
             fields = decode_user_data(w.user_data)
             owned: Mapping[str, Sequence[int]] = w.owned
             generation = w.generation
             if fields is None:
-                log.warning(
-                    "%s: member %s sent user data this assignor cannot read; "
-                    "treating it as owning nothing",
-                    self.strategy_name,
-                    w.member_id,
-                )
+                odd.setdefault(_UNREADABLE, []).append(w.member_id)
                 fields, owned = {}, {}
+            if w.version is not None and w.version not in KNOWN_SUBSCRIPTION_VERSIONS:
+                odd.setdefault(_UNKNOWN_VERSION, []).append(w.member_id)
+                owned = {}
+            elif w.version == 0:
+                odd.setdefault(_VERSION_0, []).append(w.member_id)
+                owned = {}
+            elif w.version == 1 and owned:
+                odd.setdefault(_VERSION_1, []).append(w.member_id)
+            if not w.topics:
+                odd.setdefault(_NO_TOPICS, []).append(w.member_id)
             mode = fields.get("mode")
             if cooperative and mode != MODE_EAGER and w.owned:
                 # An eager member revoked everything before joining; anyone else may
@@ -199,7 +212,25 @@ class Leader:
                     user_data=fields,
                 )
             )
+        for problem, ids in odd.items():
+            log.warning("%s: %d member(s) %s: %s", self.strategy_name, len(ids), problem,
+                        some_ids(ids))
         return members, holding
+
+
+_UNREADABLE = "sent user data this assignor cannot read; treating them as owning nothing"
+_UNKNOWN_VERSION = (
+    "sent a subscription version this assignor does not know; treating them as owning nothing"
+)
+_VERSION_0 = (
+    "sent a version-0 subscription, which lists no owned partitions; treating them as "
+    "owning nothing"
+)
+_VERSION_1 = (
+    "sent a version-1 subscription, which dates no owned partitions; their claims count "
+    "as the oldest"
+)
+_NO_TOPICS = "subscribe to no topics; they get no partitions"
 
 
 @contextlib.contextmanager

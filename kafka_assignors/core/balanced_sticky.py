@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 
 from .claims import resolve_claims
 from .model import Assignment, GroupSpec, MemberSpec
-from .unequal import assign_unequal
+from .unequal import POLISH_BUDGET, assign_unequal
 from .uniform import IndexedAssignment, assign_uniform
 
 log = logging.getLogger("kafka_assignors.core")
@@ -28,8 +28,13 @@ def usable_topics(group: GroupSpec, member: MemberSpec) -> frozenset[str]:
     return frozenset(t for t in member.topics if group.partition_count(t) > 0)
 
 
-def balanced_sticky(group: GroupSpec, polish_seconds: float = 10.0) -> Assignment:
-    """Assign every partition of every subscribed topic; see the module docstring."""
+def balanced_sticky(group: GroupSpec, polish_budget: int = POLISH_BUDGET) -> Assignment:
+    """Assign every partition of every subscribed topic; see the module docstring.
+
+    ``polish_budget`` caps the work spent minimising movement among members with
+    different subscriptions (see :data:`.unequal.POLISH_BUDGET`); a count of steps,
+    not a time, so the result never depends on how fast the leader is.
+    """
     members = canonical_members(group)
     # members usually share a handful of distinct subscriptions: work each out once
     usable: dict[frozenset[str], frozenset[str]] = {}
@@ -52,7 +57,7 @@ def balanced_sticky(group: GroupSpec, polish_seconds: float = 10.0) -> Assignmen
         else:
             part_subs = {i: sorted(subs[i]) for i in part_members}
             indexed.update(
-                assign_unequal(part_members, part_subs, counts, claims.owned, polish_seconds)
+                assign_unequal(part_members, part_subs, counts, claims.owned, polish_budget)
             )
     return {m.member_id: indexed.get(i, {}) for i, m in enumerate(members)}
 

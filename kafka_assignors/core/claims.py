@@ -14,6 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from .model import MemberSpec
+from .names import some_ids
 
 log = logging.getLogger("kafka_assignors.core")
 
@@ -70,6 +71,9 @@ def resolve_claims(
                 owners_of[topic].append(i)
 
     conflicts: list[str] = []
+    # members whose claims were dropped as stale / as naming partitions that do not exist
+    stale_members: set[int] = set()
+    invalid_members: set[int] = set()
     for topic, lists in lists_of.items():
         n = partition_counts[topic]
         distinct: set[int] = set().union(*lists)
@@ -86,6 +90,7 @@ def resolve_claims(
             for p in ps:
                 if not 0 <= p < n:
                     result.dropped_invalid += 1
+                    invalid_members.add(i)
                     continue
                 prev = slot.get(p)
                 if prev is None:
@@ -95,8 +100,10 @@ def resolve_claims(
                 elif gen > prev[0]:
                     slot[p] = (gen, i)
                     result.dropped_stale += 1
+                    stale_members.add(prev[1])
                 elif gen < prev[0]:
                     result.dropped_stale += 1
+                    stale_members.add(i)
                 else:
                     result.dropped_conflict += 1
                     if len(conflicts) < 5:
@@ -114,6 +121,25 @@ def resolve_claims(
             result.dropped_conflict,
             "; ".join(conflicts),
         )
-    if result.dropped_stale:
-        log.info("%d stale owner claim(s) from older generations ignored", result.dropped_stale)
+    if invalid_members:
+        log.warning(
+            "%d owner claim(s) on partitions that do not exist ignored; from %d member(s): %s",
+            result.dropped_invalid,
+            len(invalid_members),
+            _named(members, invalid_members),
+        )
+    if stale_members:
+        # a member that missed a generation (a zombie, or a slow rejoin) still claims
+        # partitions that a newer generation gave to somebody else
+        log.warning(
+            "%d stale owner claim(s) from older generations ignored (a newer generation "
+            "gave those partitions to another member); from %d member(s): %s",
+            result.dropped_stale,
+            len(stale_members),
+            _named(members, stale_members),
+        )
     return result
+
+
+def _named(members: Sequence[MemberSpec], indices: set[int]) -> str:
+    return some_ids([members[i].member_id for i in sorted(indices)])
