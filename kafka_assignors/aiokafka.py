@@ -34,6 +34,7 @@ from .assignors.balanced_sticky import BalancedStickyAssignor as _BalancedSticky
 from .assignors.balanced_sticky import (
     CooperativeBalancedStickyAssignor as _CooperativeBalancedSticky,
 )
+from .core.names import some_ids
 
 log = logging.getLogger("kafka_assignors")
 
@@ -49,8 +50,10 @@ class AIOKafkaAssignor(_AIOAbstractAssignor):  # type: ignore[misc]
     """Runs one of our kafka-python assignors inside an aiokafka consumer."""
 
     def __init__(self, inner: KafkaPythonAssignor) -> None:
+        # ``inner`` keeps each consumer's state apart (keyed by the coordinator that
+        # calls, found through this wrapper); it is not changed, so it may serve
+        # kafka-python consumers too
         self._inner = inner
-        inner.protocol_mode = MODE_EAGER
 
     @property
     def name(self) -> str:
@@ -61,7 +64,8 @@ class AIOKafkaAssignor(_AIOAbstractAssignor):  # type: ignore[misc]
         return self._inner.last_report
 
     def metadata(self, topics: Any) -> bytes:
-        sub: ConsumerProtocolSubscription = self._inner.metadata(topics)
+        # aiokafka has no cooperative protocol: its members always run eager
+        sub: ConsumerProtocolSubscription = self._inner.subscription(topics, MODE_EAGER)
         return bytes(sub.encode())
 
     def on_assignment(self, assignment: Any) -> None:
@@ -86,6 +90,7 @@ def _full_members(decoded: Mapping[str, Any]) -> list[Any]:
     """
     raw = caller_value(lambda f: f.get("members") if "assignment_strategy" in f else None)
     out = []
+    undecodable: list[str] = []
     if raw is not None:
         for member in raw:
             if len(member) == 3:
@@ -97,10 +102,14 @@ def _full_members(decoded: Mapping[str, Any]) -> list[Any]:
             try:
                 metadata: Any = ConsumerProtocolSubscription.decode(metadata_bytes)
             except Exception:
-                log.warning("member %s sent a subscription that cannot be decoded", member_id)
+                undecodable.append(member_id)
                 metadata = _v0(decoded[member_id])
             out.append(SimpleNamespace(member_id=member_id, group_instance_id=instance_id,
                                        metadata=metadata))
+        if undecodable:
+            log.warning("%d member(s) sent a subscription that cannot be decoded in full; "
+                        "treating them as owning nothing: %s", len(undecodable),
+                        some_ids(undecodable))
         if len(out) == len(decoded):
             return out
     log.warning("aiokafka leader could not read full subscriptions; owned partitions are "

@@ -8,8 +8,11 @@ user data object saying whether it runs the eager or the cooperative protocol.
 from __future__ import annotations
 
 import logging
+import threading
 import time
+import weakref
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from kafka.coordinator.assignors.abstract import AbstractPartitionAssignor, RebalanceProtocol
@@ -19,12 +22,14 @@ from kafka.protocol.consumer.metadata import (
 )
 
 from ..core.model import UNKNOWN_GENERATION, Assignment, GroupSpec, TopicPartition, TopicSpec
-from ._callers import caller_value
+from ..core.names import some_ids
+from ._callers import caller_value, calling_coordinator
 from .leader import (
     MODE_COOPERATIVE,
     MODE_EAGER,
     AssignmentResult,
     Leader,
+    LeaderReport,
     WireMember,
     gc_paused,
 )
@@ -58,11 +63,40 @@ class KafkaPythonAssignor(AbstractPartitionAssignor):  # type: ignore[misc]
         if not self.name:
             raise TypeError(f"{type(self).__name__} must set a wire name in `name`")
         self.client_rack = client_rack
-        self._owned: dict[str, list[int]] = {}
-        self._generation = UNKNOWN_GENERATION
-        self._leader = Leader(self.name)
-        self._weights: Mapping[TopicPartition, float] | None = None
-        self._weights_at = float("-inf")
+        # kafka-python uses an instance as given, so one may serve several consumers:
+        # each consumer's state is kept apart, keyed by its coordinator
+        self._own_state = _ConsumerState(Leader(self.name))
+        self._states: weakref.WeakKeyDictionary[object, _ConsumerState] = (
+            weakref.WeakKeyDictionary()
+        )
+        self._states_lock = threading.Lock()
+        self._last_report: LeaderReport | None = None
+
+    def _state(self) -> _ConsumerState:
+        """The calling consumer's state; the instance's own when no coordinator is found."""
+        coordinator = calling_coordinator(self)
+        if coordinator is None:
+            return self._own_state
+        with self._states_lock:
+            try:
+                state = self._states.get(coordinator)
+                if state is None:
+                    state = self._states[coordinator] = _ConsumerState(Leader(self.name))
+            except TypeError:  # not weakly referenceable: cannot be told apart
+                return self._own_state
+        return state
+
+    def __getstate__(self) -> dict[str, Any]:
+        # A copy (copy.deepcopy, pickle) is a new assignor for other consumers: it keeps
+        # the configuration and its own state, not the consumers this one serves.
+        state = self.__dict__.copy()
+        del state["_states"], state["_states_lock"]
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._states = weakref.WeakKeyDictionary()
+        self._states_lock = threading.Lock()
 
     # --- what a strategy implements -------------------------------------------------
 
@@ -87,11 +121,18 @@ class KafkaPythonAssignor(AbstractPartitionAssignor):  # type: ignore[misc]
             return [RebalanceProtocol.COOPERATIVE, RebalanceProtocol.EAGER]
         return [RebalanceProtocol.EAGER]
 
-    #: Set by adapters for clients that only speak one protocol (aiokafka: eager).
+    #: The rebalance protocol to announce whatever the consumer runs (None: find it out).
     protocol_mode: str | None = None
 
     def metadata(self, topics: Any) -> ConsumerProtocolSubscription:
-        mode = self.protocol_mode or _consumer_protocol_mode()
+        return self.subscription(topics, self.protocol_mode or _consumer_protocol_mode())
+
+    def subscription(self, topics: Any, mode: str | None) -> ConsumerProtocolSubscription:
+        """This consumer's subscription, announcing rebalance protocol ``mode``.
+
+        ``None`` means the strategy's own: cooperative if it speaks it.
+        """
+        state = self._state()
         if mode is None:
             mode = MODE_COOPERATIVE if self.cooperative else MODE_EAGER
         sub_tp = ConsumerProtocolSubscription.TopicPartition
@@ -100,9 +141,9 @@ class KafkaPythonAssignor(AbstractPartitionAssignor):  # type: ignore[misc]
             topics=sorted(topics),
             user_data=encode_user_data({"mode": mode, **self.subscription_fields()}),
             owned_partitions=[
-                sub_tp(topic=t, partitions=list(ps)) for t, ps in sorted(self._owned.items())
+                sub_tp(topic=t, partitions=list(ps)) for t, ps in sorted(state.owned.items())
             ],
-            generation_id=self._generation,
+            generation_id=state.generation,
             rack_id=self.client_rack,
         )
 
@@ -110,32 +151,36 @@ class KafkaPythonAssignor(AbstractPartitionAssignor):  # type: ignore[misc]
         owned: dict[str, list[int]] = {}
         for tp in assignment.partitions():
             owned.setdefault(tp.topic, []).append(tp.partition)
-        self._owned = {t: sorted(ps) for t, ps in owned.items()}
-        self._generation = generation
-        log.debug("%s: generation %d assigned %s", self.name, generation, self._owned)
+        state = self._state()
+        state.owned = {t: sorted(ps) for t, ps in owned.items()}
+        state.generation = generation
+        log.debug("%s: generation %d assigned %s", self.name, generation, state.owned)
 
     def assign(self, cluster: Any, members: Sequence[Any]) -> dict[str, ConsumerProtocolAssignment]:
+        state = self._state()
+        leader_id, generation = _leader_and_generation()
         with gc_paused():
-            return self._assign(cluster, members)
+            sent = self._assign(state, cluster, members)
+        report = state.leader.last_report
+        self._last_report = report
+        pending = report.pending_second_round if report else 0
+        return _to_wire(sent, self.name, pending, leader_id, generation)
 
-    def _assign(
-        self, cluster: Any, members: Sequence[Any]
-    ) -> dict[str, ConsumerProtocolAssignment]:
+    def _assign(self, state: _ConsumerState, cluster: Any, members: Sequence[Any]) -> Assignment:
         wire = [_wire_member(m) for m in members]
         racks = self.uses_replica_racks and any(w.rack for w in wire)
-        topics = _topic_specs(cluster, {t for w in wire for t in w.topics}, racks)
-        sent = self._leader.assign(
+        topics = _topic_specs(cluster, wire, racks)
+        return state.leader.assign(
             self.assign_group,
             wire,
             topics,
             cooperative=self.cooperative,
             broadcast=self.broadcast,
-            weights=self._round_weights(cluster, topics),
+            weights=self._round_weights(state, cluster, topics),
         )
-        return _to_wire(sent, self.name, self._leader)
 
     def _round_weights(
-        self, cluster: Any, topics: Mapping[str, TopicSpec]
+        self, state: _ConsumerState, cluster: Any, topics: Mapping[str, TopicSpec]
     ) -> Mapping[TopicPartition, float] | None:
         """Weights for this round; the second cooperative round reuses the first round's.
 
@@ -143,23 +188,40 @@ class KafkaPythonAssignor(AbstractPartitionAssignor):  # type: ignore[misc]
         re-read them could aim at a new target and withhold partitions again, round
         after round.  Finishing the move the first round started needs its weights.
         """
-        report = self._leader.last_report
+        report = state.leader.last_report
         if (
             self.cooperative
             and report is not None
             and report.pending_second_round
-            and time.monotonic() - self._weights_at < SECOND_ROUND_WINDOW_S
+            and time.monotonic() - state.weights_at < SECOND_ROUND_WINDOW_S
         ):
             log.info("%s: second cooperative round reuses the first round's weights", self.name)
-            return self._weights
-        self._weights = self.partition_weights(cluster, topics)
-        self._weights_at = time.monotonic()
-        return self._weights
+            return state.weights
+        state.weights = self.partition_weights(cluster, topics)
+        state.weights_at = time.monotonic()
+        return state.weights
 
     @property
     def last_report(self) -> Any:
-        """Figures of the last assignment this instance computed as leader (or None)."""
-        return self._leader.last_report
+        """Figures of the last assignment this instance computed as leader (or None).
+
+        With one instance shared by several consumers: the last any of them computed.
+        """
+        return self._last_report
+
+
+@dataclass(slots=True)
+class _ConsumerState:
+    """What one consumer's assignor remembers between rebalances."""
+
+    #: leader-side memory (static members, the last report)
+    leader: Leader
+    #: partitions this consumer was last assigned, and in which generation
+    owned: dict[str, list[int]] = field(default_factory=dict)
+    generation: int = UNKNOWN_GENERATION
+    #: weights of the last round, reused by a second cooperative round
+    weights: Mapping[TopicPartition, float] | None = None
+    weights_at: float = float("-inf")
 
 
 def _wire_member(member: Any) -> WireMember:
@@ -179,15 +241,19 @@ def _wire_member(member: Any) -> WireMember:
         generation=getattr(md, "generation_id", UNKNOWN_GENERATION),
         rack=getattr(md, "rack_id", None),
         user_data=md.user_data,
+        version=getattr(md, "version", None),
     )
 
 
-def _topic_specs(cluster: Any, topics: set[str], racks: bool = False) -> dict[str, TopicSpec]:
+def _topic_specs(
+    cluster: Any, wire: Sequence[WireMember], racks: bool = False
+) -> dict[str, TopicSpec]:
     specs = {}
-    for topic in sorted(topics):
+    missing = []
+    for topic in sorted({t for w in wire for t in w.topics}):
         partitions = cluster.partitions_for_topic(topic)
         if not partitions:
-            log.warning("no partition metadata for topic %s; it is skipped this round", topic)
+            missing.append(topic)
             continue
         count = len(partitions)
         if max(partitions) != count - 1:
@@ -195,19 +261,62 @@ def _topic_specs(cluster: Any, topics: set[str], racks: bool = False) -> dict[st
                         sorted(partitions), count)
         rack_data = replica_racks(cluster, topic, count) if racks else {}
         specs[topic] = TopicSpec(topic, count, rack_data)
+    if missing:
+        gone = set(missing)
+        affected = [w.member_id for w in wire if not gone.isdisjoint(w.topics)]
+        log.warning(
+            "no partition metadata for topic(s) %s (deleted, not created yet, or 0 "
+            "partitions); skipped this round for %d member(s): %s",
+            some_ids(missing), len(affected), some_ids(affected),
+        )
     return specs
 
 
 def _to_wire(
-    sent: Assignment, name: str, leader: Leader
+    sent: Assignment,
+    name: str,
+    pending: int,
+    leader_id: str | None = None,
+    generation: int | None = None,
 ) -> dict[str, ConsumerProtocolAssignment]:
-    report = leader.last_report
-    pending = report.pending_second_round if report else 0
-    user_data = encode_user_data({"assignor": name, "pending": pending})
+    fields: dict[str, object] = {"assignor": name, "pending": pending}
+    # who assigned, and for which generation: ``kafka-assignors explain`` shows them
+    if leader_id is not None:
+        fields["leader"] = leader_id
+    if generation is not None:
+        fields["generation"] = generation
+    user_data = encode_user_data(fields)
     return {
         member: ConsumerProtocolAssignment(0, sorted(by_topic.items()), user_data)
         for member, by_topic in sent.items()
     }
+
+
+def _leader_and_generation() -> tuple[str | None, int | None]:
+    """The leader's member id and the generation it assigns for, read from the caller.
+
+    kafka-python's ``_perform_assignment(self, leader_id, ...)`` has the id and
+    ``self._generation``; aiokafka's ``_perform_assignment(self, response)`` has both
+    in the JoinGroup response.  Either is None when not found.
+    """
+
+    def read(f: dict[str, Any]) -> tuple[object, object] | None:
+        if "leader_id" in f and "protocol_name" in f:  # kafka-python
+            gen = getattr(f.get("self"), "_generation", None)
+            return f["leader_id"], getattr(gen, "generation_id", None)
+        response = f.get("response")
+        if "assignment_strategy" in f and response is not None:  # aiokafka
+            return getattr(response, "leader_id", None), getattr(response, "generation_id", None)
+        return None
+
+    found = caller_value(read)
+    if found is None:
+        return None, None
+    leader_id, generation = found
+    return (
+        leader_id if isinstance(leader_id, str) and leader_id else None,
+        generation if isinstance(generation, int) and generation >= 0 else None,
+    )
 
 
 def _consumer_protocol_mode() -> str | None:
