@@ -11,7 +11,8 @@ with ``INCONSISTENT_GROUP_PROTOCOL``; the group itself carries on unchanged.
 :func:`vote` / :func:`choose_strategy` predict the coordinator's choice;
 :func:`strategy_mismatch_error` and :func:`explain_strategy_mismatch` turn
 kafka-python's bare ``InconsistentGroupProtocolError`` into a
-:class:`StrategyMismatchError` that names the group's strategy and the consumer's own::
+:class:`StrategyMismatchError` that states the broker's rule and names the group's
+protocol type and current strategy (or that it has none yet) and the consumer's own::
 
     from kafka_assignors.negotiation import explain_strategy_mismatch
 
@@ -284,8 +285,10 @@ class StrategyMismatchError(InconsistentGroupProtocolError):  # type: ignore[mis
     """The coordinator refused a consumer whose strategies the group does not share.
 
     A subclass of kafka-python's ``InconsistentGroupProtocolError``, so existing
-    handlers still catch it; the message names the group's strategy and the
-    consumer's own, and says how to join.
+    handlers still catch it. The message states the broker's rule (a joining member
+    must offer at least one strategy every current member offers), the strategies
+    this consumer offered, the group's protocol type, current strategy (or that it
+    has none yet), state and members as DescribeGroups reports them, and how to join.
     """
 
     def __init__(
@@ -303,30 +306,52 @@ class StrategyMismatchError(InconsistentGroupProtocolError):  # type: ignore[mis
 
     def _compose(self, problem: str | None) -> str:
         own = list(self.own_strategies)
-        head = (
+        lines = [
             f"consumer group {self.group_id!r} refused this consumer "
-            f"(INCONSISTENT_GROUP_PROTOCOL): this consumer offers strategies {own}"
-        )
+            "(INCONSISTENT_GROUP_PROTOCOL). The broker accepts a joining member only if it "
+            "offers at least one strategy that every current member of the group offers too.",
+            f"This consumer offered: {own}.",
+        ]
         g = self.group
         if g is None:
-            return f"{head}; the group could not be described ({problem or 'unknown error'})."
-        if g.protocol_type and g.protocol_type != "consumer":
-            return (
-                f"{head}, but {self.group_id!r} is not a consumer group: its protocol type is "
-                f"{g.protocol_type!r} (another application uses this group id)."
+            lines.append(
+                f"The group could not be described ({problem or 'unknown error'}), so its "
+                "current strategy is unknown."
             )
-        if g.strategy is None:
-            return (
-                f"{head}; the group ({g.state}, {len(g.members)} member(s)) has not settled on "
-                "a strategy yet, and its members share none of these."
-            )
-        return (
-            f"{head}; the group uses strategy {g.strategy!r} ({g.state}, {len(g.members)} "
-            f"member(s): {sorted({m.client_id for m in g.members})}), which this consumer does "
-            f"not list. Add {g.strategy!r} to partition_assignment_strategy, after your "
-            f"preferred one (e.g. {[*own, g.strategy]}), to join the group and migrate it "
-            "with a rolling restart."
+            return " ".join(lines)
+        members = sorted({m.client_id for m in g.members})
+        protocol_type = repr(g.protocol_type) if g.protocol_type else "none"
+        strategy = repr(g.strategy) if g.strategy else "none"
+        lines.append(
+            f"The group, as DescribeGroups reports it: protocol type {protocol_type}, "
+            f"current strategy {strategy}, state {g.state}, {len(g.members)} member(s)"
+            + (f" {members}." if members else ".")
         )
+        if g.protocol_type and g.protocol_type != "consumer":
+            lines.append(
+                f"{self.group_id!r} is not a consumer group: another application (protocol "
+                f"type {g.protocol_type!r}) uses this group id; pick another group_id."
+            )
+        elif g.strategy is None:
+            lines.append(
+                "The group has no strategy yet (the coordinator names one only once a "
+                "rebalance has completed), so none can be named; none of the strategies this "
+                "consumer offered is offered by every current member."
+            )
+        elif g.strategy in own:
+            lines.append(
+                f"This consumer does offer {g.strategy!r}: the members changed since the "
+                "group chose it and no longer all offer it; describe the group again once "
+                "it has settled."
+            )
+        else:
+            lines.append(
+                f"Every member of the group's last rebalance offered {g.strategy!r} (it won "
+                f"that vote); list it in partition_assignment_strategy after your preferred "
+                f"one (e.g. {[*own, g.strategy]}) to join, then migrate the group with "
+                "rolling restarts (docs/migration.md)."
+            )
+        return " ".join(lines)
 
 
 def _consumer_settings(consumer: Any) -> tuple[str, list[str], dict[str, Any]]:
@@ -376,7 +401,8 @@ def strategy_mismatch_error(
 @contextlib.contextmanager
 def explain_strategy_mismatch(consumer: Any, **admin_config: Any) -> Iterator[None]:
     """Re-raise kafka-python's ``InconsistentGroupProtocolError`` from the block as a
-    :class:`StrategyMismatchError` naming the group's strategy and the consumer's own."""
+    :class:`StrategyMismatchError` naming the group's current strategy and the consumer's own
+    (see :class:`StrategyMismatchError` for the full message)."""
     try:
         yield
     except StrategyMismatchError:

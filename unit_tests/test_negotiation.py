@@ -205,7 +205,9 @@ def test_error_names_the_groups_strategy_and_the_consumers_own(
     assert isinstance(error, InconsistentGroupProtocolError)
     text = str(error)
     assert "'billing'" in text and "INCONSISTENT_GROUP_PROTOCOL" in text
-    assert "uses strategy 'range'" in text and "['balanced-sticky']" in text
+    assert "offers at least one strategy that every current member" in text
+    assert "This consumer offered: ['balanced-sticky']" in text
+    assert "protocol type 'consumer', current strategy 'range', state Stable" in text
     assert "['balanced-sticky', 'range']" in text and "app-a" in text
     assert error.group_strategy == "range" and error.own_strategies == ("balanced-sticky",)
     assert seen["servers"] == "broker:9092" and seen["group_id"] == "billing"
@@ -228,9 +230,30 @@ def test_error_when_the_group_cannot_be_described(monkeypatch: pytest.MonkeyPatc
 def test_error_for_a_group_that_is_not_a_consumer_group() -> None:
     """A group id used by another protocol type (e.g. Connect) is called out as such."""
     group = GroupStrategy("g", "Stable", "connect", "sessioned", ())
-    assert "not a consumer group" in str(StrategyMismatchError("g", [BS], group))
-    pending = GroupStrategy("g", "PreparingRebalance", "consumer", None, ())
-    assert "not settled" in str(StrategyMismatchError("g", [BS], pending))
+    text = str(StrategyMismatchError("g", [BS], group))
+    assert "not a consumer group" in text and "protocol type 'connect'" in text
+
+
+def test_error_says_when_the_group_has_no_strategy_yet() -> None:
+    """A group between rebalances has no strategy to name: the error says so and still states
+    the rule and the consumer's own strategies."""
+    member = GroupMemberInfo("a-1", "app-a", "/10.0.0.1", None, ())
+    pending = GroupStrategy("g", "PreparingRebalance", "consumer", None, (member,))
+    error = StrategyMismatchError("g", [BS, RANGE], pending)
+    text = str(error)
+    assert error.group_strategy is None
+    assert "current strategy none" in text and "has no strategy yet" in text
+    assert "This consumer offered: ['balanced-sticky', 'range']" in text
+    assert "every current member" in text and "['app-a']" in text
+    assert "Every member of the group's last rebalance" not in text
+
+
+def test_error_when_the_consumer_lists_the_groups_strategy_after_all() -> None:
+    """If the consumer does list the group's last strategy, the members changed since: the
+    error does not tell it to add what it already lists."""
+    group = GroupStrategy("g", "Stable", "consumer", BS, ())
+    text = str(StrategyMismatchError("g", [BS], group))
+    assert "does offer 'balanced-sticky'" in text and "e.g." not in text
 
 
 def test_context_manager_turns_the_bare_error_into_the_clear_one(
