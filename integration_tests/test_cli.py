@@ -1,13 +1,16 @@
-"""The command line against the real broker: demo (short), explain on live groups, simulate."""
+"""The command line against the real broker: demo (short, with the pipeline), explain on live
+groups, simulate."""
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -36,13 +39,20 @@ def produce(bootstrap: str, topic: str, partitions: int, per_partition: int) -> 
     producer.close(timeout=10)
 
 
-def test_demo_short_shows_the_live_view_and_the_summary(kafka_broker: Any) -> None:
-    """`demo --short --no-report` on the session broker prints live lines and the summary."""
+def test_demo_short_runs_the_groups_then_the_pipeline_and_cleans_up(
+    kafka_broker: Any, tmp_path: Path
+) -> None:
+    """`demo --short` (the README's main command) on the session broker: live lines, the
+    summary, no rebalance that failed to settle, then profile -> evaluate -> sizing ->
+    report (analyze) with the report's path printed and its PNGs written; the demo's
+    consumer groups and topics are gone afterwards."""
     started = time.monotonic()
+    report_dir = tmp_path / "demo-report"
     proc = run_cli(
-        ["demo", "--short", "--no-report", "--bootstrap", kafka_broker.bootstrap,
-         "--dwell", "1", "--timeout", "45", "--rate", "60"],
-        timeout=300,
+        ["demo", "--short", "--bootstrap", kafka_broker.bootstrap, "--dwell", "1",
+         "--timeout", "45", "--rate", "60", "--report-dir", str(report_dir),
+         "--max-time", "840"],
+        timeout=900,
     )
     out = proc.stdout
     assert proc.returncode == 0, f"exit {proc.returncode}\n{out[-3000:]}\n{proc.stderr[-3000:]}"
@@ -51,8 +61,40 @@ def test_demo_short_shows_the_live_view_and_the_summary(kafka_broker: Any) -> No
     assert "summary (per assignor" in out
     table = out[out.index("summary (per assignor"):]
     assert "range" in table and "cooperative-balanced-sticky" in table and "peak lag" in table
+    # every rebalance reached a stable group (a timeout would be a "note [...]" line)
+    assert "note [" not in out and "did not reach a stable group" not in proc.stderr
+    # the pipeline ran and the printed path is the report it wrote
+    report = (report_dir / "report" / "report.html").resolve()
+    assert f"HTML report: {report}\n" in out, out[-3000:]
+    page = report.read_text()
+    for png in ("imbalance", "movement", "tradeoff", "partition_load", "consumer_load"):
+        path = report_dir / "report" / f"{png}.png"
+        assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", png
+        assert path.stat().st_size > 5_000 and f'src="{png}.png"' in page, png
+    assert "Recommendation: " in page
+    assert "<h2>Sizing</h2>" in page and "Partitions needed:" in page
+    sizing = json.loads((report_dir / "sizing.json").read_text())
+    assert sizing["unit"] == "messages/s" and sizing["consumer_per_partition"] == 150
+    assert sizing["target"] > 0 and sizing["source"].startswith("measured")
+    profile = json.loads((report_dir / "profile" / "profile.json").read_text())
+    assert {e["topic"] for e in profile["partitions"]} == set(re.findall(
+        r"topics: (demo-orders-\w+) \(8 partitions\), (demo-payments-\w+)", out)[0])
+    assert (report_dir / "evaluate" / "steps.parquet").exists()
+    # cleanup: the demo's groups and topics are deleted from the (bring-your-own) cluster
+    removed = re.search(r"removed consumer groups (\S+), (\S+) and topics", out)
+    assert removed is not None, out[-2000:]
+    from kafka.admin import KafkaAdminClient
+
+    client = KafkaAdminClient(bootstrap_servers=kafka_broker.bootstrap)
+    try:
+        groups = {g["group_id"] for g in client.list_groups()}
+        topics = set(client.list_topics())
+    finally:
+        client.close()
+    assert not {removed.group(1), removed.group(2)} & groups
+    assert not {e["topic"] for e in profile["partitions"]} & topics
     assert "demo finished" in out
-    assert time.monotonic() - started < 300
+    assert time.monotonic() - started < 900
 
 
 @pytest.mark.parametrize("strategy", [OURS, "range"])
@@ -98,6 +140,15 @@ def test_explain_json_matches_the_groups_own_view(
             assert member["subscription_user_data"] is None
     owned = [(t, p) for m in doc["members"] for t, ps in m["assignment"].items() for p in ps]
     assert sorted(owned) == [(topic, p) for p in range(6)]
+    views = [v for v in group.members() if v.alive]
+    if strategy == OURS:
+        # our assignments name the leader (one of the members) and the generation every
+        # member reports it is in
+        assert doc["leader"] in {v.member_id for v in views}
+        assert doc["leader_source"] == doc["generation_source"] == "assignment"
+        assert doc["generation"] == views[0].generation == views[1].generation > 0
+    else:
+        assert doc["leader"] is None and doc["leader_source"] is None
     assert doc["count_imbalance"] == 0 and doc["unassigned"] == []
     text = run_cli(["explain", "--bootstrap", kafka_broker.bootstrap, "--group",
                     group.group_id], timeout=120)

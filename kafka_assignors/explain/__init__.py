@@ -56,8 +56,19 @@ def render_text(report: GroupReport, out: TextIO) -> None:
     w(f"state      {report.state}\n")
     w(f"protocol   {report.protocol_type or '-'} / strategy {report.strategy or '-'}\n")
     gen = report.generation if report.generation is not None else "unknown"
-    w(f"generation {gen} (as members' subscriptions report it)\n")
-    w(f"leader     {report.leader or 'not reported by the broker (DescribeGroups)'}\n")
+    source = {
+        "assignment": " (as the leader wrote it in the assignment)",
+        "subscriptions": " (as members' subscriptions report it)",
+    }.get(report.generation_source or "", "")
+    w(f"generation {gen}{source}\n")
+    if report.leader is not None:
+        client = next(
+            (m.client_id for m in report.members if m.member_id == report.leader), None
+        )
+        named = f" ({client})" if client else ""
+        w(f"leader     {report.leader}{named} (from the assignment user data)\n")
+    else:
+        w("leader     not reported by the broker (DescribeGroups)\n")
     w(f"members    {len(report.members)}\n")
     for m in report.members:
         w(f"\n  {m.client_id or '-'}  {m.member_id}\n")

@@ -138,26 +138,38 @@ def to_kwargs(props: Mapping[str, str]) -> dict[str, Any]:
     return out
 
 
-def add_connection_options(parser: argparse.ArgumentParser) -> None:
-    """``--bootstrap``, the security options and ``--command-config``."""
-    g = parser.add_argument_group("connection")
-    g.add_argument("--bootstrap", metavar="HOST:PORT[,...]", help="bootstrap servers")
-    g.add_argument("--command-config", metavar="FILE", help="client.properties (Kafka tools)")
+def add_security_options(parser: argparse.ArgumentParser) -> None:
+    """``--command-config`` and the SASL/SSL options (shared by explain and the pipeline)."""
+    g = parser.add_argument_group("security (SASL / SSL)")
+    g.add_argument(
+        "--command-config",
+        metavar="FILE",
+        help="client.properties as Kafka's tools take it (Java or librdkafka names)",
+    )
     g.add_argument(
         "--security-protocol", choices=["PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"]
     )
     g.add_argument(
-        "--sasl-mechanism", choices=["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "GSSAPI"]
+        "--sasl-mechanism",
+        choices=["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "GSSAPI"],
+        help="default PLAIN when the protocol is SASL_*",
     )
     g.add_argument("--sasl-username")
     g.add_argument("--sasl-password")
-    g.add_argument("--ssl-cafile", metavar="PEM")
-    g.add_argument("--ssl-certfile", metavar="PEM")
-    g.add_argument("--ssl-keyfile", metavar="PEM")
-    g.add_argument("--ssl-password")
+    g.add_argument("--ssl-cafile", metavar="PEM", help="CA certificate(s) to trust")
+    g.add_argument("--ssl-certfile", metavar="PEM", help="client certificate (mutual TLS)")
+    g.add_argument("--ssl-keyfile", metavar="PEM", help="client private key (mutual TLS)")
+    g.add_argument("--ssl-password", help="password of the client private key")
+
+
+def add_connection_options(parser: argparse.ArgumentParser) -> None:
+    """``--bootstrap``, the security options and ``--command-config``, ``--timeout``."""
+    g = parser.add_argument_group("connection")
+    g.add_argument("--bootstrap", metavar="HOST:PORT[,...]", help="bootstrap servers")
     g.add_argument(
         "--timeout", type=float, default=15.0, help="seconds for connecting and each request (15)"
     )
+    add_security_options(parser)
 
 
 _OPTION_KEYS = (
@@ -170,19 +182,53 @@ _OPTION_KEYS = (
     ("ssl_keyfile", "ssl_keyfile"),
     ("ssl_password", "ssl_password"),
 )
+#: The kafka-python keywords that make up "how to connect securely" (valid for the admin
+#: client, the producer and the consumer alike).
+SECURITY_KEYS = frozenset(
+    {
+        "security_protocol",
+        "sasl_mechanism",
+        "sasl_plain_username",
+        "sasl_plain_password",
+        "sasl_kerberos_service_name",
+        "ssl_cafile",
+        "ssl_certfile",
+        "ssl_keyfile",
+        "ssl_password",
+        "ssl_crlfile",
+        "ssl_check_hostname",
+    }
+)
 
 
-def connection_kwargs(args: argparse.Namespace) -> tuple[dict[str, Any], list[str]]:
-    """(admin client kwargs, ignored property names): the file first, options override it."""
-    props = read_properties(args.command_config) if args.command_config else {}
+def settings_from_args(args: argparse.Namespace) -> tuple[dict[str, Any], list[str]]:
+    """(kafka-python kwargs from ``--command-config`` and the security options, ignored
+    property names): the file first, options override it; SASL defaults to PLAIN."""
+    command_config = getattr(args, "command_config", None)
+    props = read_properties(command_config) if command_config else {}
     kwargs = to_kwargs(props)
     ignored: list[str] = kwargs.pop("_ignored", [])
-    if args.bootstrap:
-        kwargs["bootstrap_servers"] = args.bootstrap
     for attr, name in _OPTION_KEYS:
         value = getattr(args, attr, None)
         if value is not None:
             kwargs[name] = value
+    protocol = str(kwargs.get("security_protocol", "PLAINTEXT"))
+    if protocol.startswith("SASL_") and "sasl_mechanism" not in kwargs:
+        kwargs["sasl_mechanism"] = "PLAIN"
+    return kwargs, ignored
+
+
+def security_kwargs(args: argparse.Namespace) -> dict[str, Any]:
+    """Only the security keywords of :func:`settings_from_args` (for any kafka-python client)."""
+    kwargs, _ = settings_from_args(args)
+    return {k: v for k, v in kwargs.items() if k in SECURITY_KEYS}
+
+
+def connection_kwargs(args: argparse.Namespace) -> tuple[dict[str, Any], list[str]]:
+    """(admin client kwargs, ignored property names): the file first, options override it."""
+    kwargs, ignored = settings_from_args(args)
+    if args.bootstrap:
+        kwargs["bootstrap_servers"] = args.bootstrap
     if not kwargs.get("bootstrap_servers"):
         raise ConnectionConfigError("no bootstrap servers: give --bootstrap or bootstrap.servers")
     kwargs["bootstrap_servers"] = _servers(str(kwargs["bootstrap_servers"]).split(","))
@@ -190,10 +236,70 @@ def connection_kwargs(args: argparse.Namespace) -> tuple[dict[str, Any], list[st
     kwargs.setdefault("request_timeout_ms", timeout_ms)
     kwargs.setdefault("bootstrap_timeout_ms", timeout_ms)
     kwargs.setdefault("client_id", "kafka-assignors-explain")
-    protocol = str(kwargs.get("security_protocol", "PLAINTEXT"))
-    if protocol.startswith("SASL_") and "sasl_mechanism" not in kwargs:
-        kwargs["sasl_mechanism"] = "PLAIN"
     return kwargs, ignored
+
+
+_LOGIN_MODULES = {
+    "PLAIN": "org.apache.kafka.common.security.plain.PlainLoginModule",
+    "SCRAM-SHA-256": "org.apache.kafka.common.security.scram.ScramLoginModule",
+    "SCRAM-SHA-512": "org.apache.kafka.common.security.scram.ScramLoginModule",
+}
+
+
+def _quoted(value: str) -> str:
+    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def java_properties(kwargs: Mapping[str, Any]) -> dict[str, str]:
+    """The Java client properties for kafka-python security keywords (the reverse of
+    :func:`to_kwargs`), for Spark's Kafka source (prefix them with ``kafka.``).
+
+    PEM files are given as Java's PEM stores: the CA file as a PEM truststore; a client
+    certificate and key as a PEM keystore whose certificate chain and key are read from
+    the files (Java cannot take separate certificate and key files).
+    """
+    out: dict[str, str] = {}
+    protocol = kwargs.get("security_protocol")
+    if protocol:
+        out["security.protocol"] = str(protocol)
+    mechanism = kwargs.get("sasl_mechanism")
+    if mechanism:
+        out["sasl.mechanism"] = str(mechanism)
+        user, password = kwargs.get("sasl_plain_username"), kwargs.get("sasl_plain_password")
+        if mechanism in _LOGIN_MODULES and user is not None and password is not None:
+            out["sasl.jaas.config"] = (
+                f"{_LOGIN_MODULES[mechanism]} required username={_quoted(str(user))} "
+                f"password={_quoted(str(password))};"
+            )
+    if kwargs.get("sasl_kerberos_service_name"):
+        out["sasl.kerberos.service.name"] = str(kwargs["sasl_kerberos_service_name"])
+    if kwargs.get("ssl_cafile"):
+        out["ssl.truststore.type"] = "PEM"
+        out["ssl.truststore.location"] = str(kwargs["ssl_cafile"])
+    cert, key = kwargs.get("ssl_certfile"), kwargs.get("ssl_keyfile")
+    if cert or key:
+        if not (cert and key):
+            raise ConnectionConfigError(
+                "Spark's Kafka source needs both the client certificate and its key "
+                "(--ssl-certfile and --ssl-keyfile)"
+            )
+        out["ssl.keystore.type"] = "PEM"
+        out["ssl.keystore.certificate.chain"] = _read_pem(str(cert))
+        out["ssl.keystore.key"] = _read_pem(str(key))
+        if kwargs.get("ssl_password"):
+            out["ssl.key.password"] = str(kwargs["ssl_password"])
+    if kwargs.get("ssl_crlfile"):
+        raise ConnectionConfigError("ssl.crl.location: Java's client has no CRL file setting")
+    if kwargs.get("ssl_check_hostname") is False:
+        out["ssl.endpoint.identification.algorithm"] = ""
+    return out
+
+
+def _read_pem(path: str) -> str:
+    try:
+        return Path(path).read_text(encoding="ascii")
+    except OSError as exc:
+        raise ConnectionConfigError(f"cannot read {path}: {exc.strerror or exc}") from None
 
 
 def _servers(items: Iterable[str]) -> list[str]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -43,10 +44,35 @@ def _admin(kwargs: Mapping[str, Any]) -> Iterator[Any]:
             client.close()
 
 
+#: What each authorization error means the principal lacks.
+_NEEDS = {
+    "GroupAuthorizationFailedError": "Describe on the group",
+    "TopicAuthorizationFailedError": "Describe on the group's topics",
+    "ClusterAuthorizationFailedError": "Describe on the cluster",
+}
+#: Kafka error codes of the three (DescribeGroups / Metadata answers carry codes).
+AUTHORIZATION_CODES = {
+    29: "TopicAuthorizationFailedError",
+    30: "GroupAuthorizationFailedError",
+    31: "ClusterAuthorizationFailedError",
+}
+
+
+def _not_authorized(name: str) -> str:
+    needs = _NEEDS.get(name, "Describe on the group and its topics")
+    return f"not authorized ({name}): the principal needs {needs}"
+
+
+def _error_name(text: str) -> str | None:
+    """'[Error 30] GroupAuthorizationFailedError: ...' -> 'GroupAuthorizationFailedError'."""
+    match = re.search(r"\b(\w+Error)\b", text)
+    return match.group(1) if match else None
+
+
 def _reason(exc: BaseException) -> str:
     name = type(exc).__name__
     if "Authorization" in name:
-        return f"not authorized ({name}): the principal needs Describe on the group and topics"
+        return _not_authorized(name)
     if "Authentication" in name or "SaslAuthentication" in name:
         return f"authentication failed ({name}): check the SASL/SSL settings"
     text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
@@ -67,8 +93,14 @@ def fetch_group(
             if description is None:
                 raise ExplainError(f"group {group_id!r}: no answer from its coordinator")
             error = description.get("error")
+            code = description.get("error_code")
+            if not error and isinstance(code, int) and code:
+                error = AUTHORIZATION_CODES.get(code, f"error code {code}")
             if error and "GroupIdNotFound" in str(error):
                 raise ExplainError(f"unknown group {group_id!r} (the coordinator does not know it)")
+            if error and "Authorization" in str(error):
+                name = _error_name(str(error)) or "GroupAuthorizationFailedError"
+                raise ExplainError(f"group {group_id!r}: {_not_authorized(name)}")
             if error:
                 raise ExplainError(f"group {group_id!r}: {str(error).splitlines()[0]}")
             offsets = admin.list_group_offsets({group_id: None}).get(group_id, {})
@@ -88,6 +120,11 @@ def fetch_group(
             raise
         except (KafkaError, OSError) as exc:
             raise ExplainError(f"group {group_id!r}: {_reason(exc)}") from None
+        except Exception as exc:
+            if "Authorization" not in type(exc).__name__ + str(exc):
+                raise
+            name = _error_name(f"{type(exc).__name__} {exc}") or type(exc).__name__
+            raise ExplainError(f"group {group_id!r}: {_not_authorized(name)}") from None
     end_offsets = {(tp.topic, tp.partition): int(o.offset) for tp, o in ends.items()}
     return dict(description), committed, end_offsets
 
@@ -97,7 +134,12 @@ def _partition_counts(admin: Any, topics: list[str]) -> dict[str, int]:
         return {}
     counts: dict[str, int] = {}
     for info in admin.describe_topics(topics):
-        if info.get("error_code", 0) == 0 and info.get("partitions"):
+        code = info.get("error_code", 0)
+        if code in AUTHORIZATION_CODES:
+            raise ExplainError(
+                f"topic {info.get('name')}: {_not_authorized(AUTHORIZATION_CODES[code])}"
+            )
+        if code == 0 and info.get("partitions"):
             counts[str(info["name"])] = len(info["partitions"])
         else:
             log.warning("topic %s: not described (%s)", info.get("name"), info.get("error_code"))

@@ -42,9 +42,12 @@ class GroupReport:
     state: str
     protocol_type: str
     strategy: str | None
-    #: The newest generation members' subscriptions carry (v1+ subscriptions), else None.
+    #: The generation of the current assignment: the one our assignors write in each
+    #: member's assignment user data, else the newest one members' subscriptions carry
+    #: (v1+ subscriptions: the generation of the partitions they owned), else None.
     generation: int | None
-    #: DescribeGroups does not name the leader; None unless known otherwise.
+    #: DescribeGroups does not name the leader; our assignors write the leader's member id
+    #: in each member's assignment user data.  None when no member carries it.
     leader: str | None
     members: list[MemberReport]
     count_imbalance: int
@@ -53,6 +56,10 @@ class GroupReport:
     total_lag: int
     unassigned: list[str]
     notes: list[str] = field(default_factory=list)
+    #: Where ``generation`` comes from: "assignment" (user data), "subscriptions" or None.
+    generation_source: str | None = None
+    #: Where ``leader`` comes from: "assignment" (user data) or None (not reported).
+    leader_source: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -199,6 +206,20 @@ def group_report(
         if (g := _field(m.get("member_metadata"), "generation_id")) is not None and int(g) >= 0
     ]
     notes: list[str] = []
+    leader, assigned_generation = _leader_and_generation(members, notes)
+    subscribed_generation = max(generations) if generations else None
+    if (
+        assigned_generation is not None
+        and subscribed_generation is not None
+        and subscribed_generation > assigned_generation
+    ):
+        notes.append(
+            f"members' subscriptions carry generation {subscribed_generation}, newer than the "
+            f"assignment's {assigned_generation}: the assignment is stale (a rebalance is under "
+            "way or did not complete)"
+        )
+    if leader is not None and leader not in {m.member_id for m in members}:
+        notes.append(f"the leader {leader} is no longer a member of the group")
     protocol_type = str(description.get("protocol_type") or "")
     if members and protocol_type not in ("consumer", ""):
         notes.append(f"protocol type {protocol_type!r}: member metadata shown raw")
@@ -209,8 +230,16 @@ def group_report(
         state=str(description.get("group_state") or description.get("state") or "Unknown"),
         protocol_type=protocol_type,
         strategy=(description.get("protocol_data") or description.get("protocol")) or None,
-        generation=max(generations) if generations else None,
-        leader=None,
+        generation=assigned_generation
+        if assigned_generation is not None
+        else subscribed_generation,
+        generation_source="assignment"
+        if assigned_generation is not None
+        else "subscriptions"
+        if subscribed_generation is not None
+        else None,
+        leader=leader,
+        leader_source="assignment" if leader is not None else None,
         members=members,
         count_imbalance=spread,
         lag_imbalance=lag_ratio,
@@ -219,3 +248,45 @@ def group_report(
         unassigned=unassigned,
         notes=notes,
     )
+
+
+def _leader_and_generation(
+    members: list[MemberReport], notes: list[str]
+) -> tuple[str | None, int | None]:
+    """The leader and generation our assignors write in each member's assignment user data.
+
+    Every member of one assignment carries the same pair; when they differ (members
+    holding assignments of different generations, mid-rebalance) the newest generation's
+    leader wins and a note says so.
+    """
+    pairs: dict[str, tuple[str | None, int | None]] = {}
+    for m in members:
+        decoded = (m.assignment_user_data or {}).get("decoded")
+        if not isinstance(decoded, Mapping):
+            continue
+        leader = decoded.get("leader")
+        generation = decoded.get("generation")
+        gen = int(generation) if isinstance(generation, int) and generation >= 0 else None
+        if leader is not None or gen is not None:
+            pairs[m.member_id] = (str(leader) if leader is not None else None, gen)
+    if not pairs:
+        return None, None
+    generations = sorted({g for _, g in pairs.values() if g is not None})
+    leaders = sorted({ld for ld, _ in pairs.values() if ld is not None})
+    if len(generations) > 1:
+        notes.append(
+            "members hold assignments of different generations "
+            f"({', '.join(map(str, generations))}): a rebalance is under way or did not complete"
+        )
+    newest = generations[-1] if generations else None
+    current = [ld for ld, g in pairs.values() if ld is not None and g == newest]
+    leader = current[0] if current else (leaders[0] if leaders else None)
+    named = sorted(set(current or leaders))
+    if len(named) > 1:
+        notes.append(f"members name different leaders: {', '.join(named)}")
+    missing = [mid for mid in (m.member_id for m in members) if mid not in pairs]
+    if missing and len(missing) < len(members):
+        notes.append(
+            f"{len(missing)} member(s) carry no leader/generation in their assignment user data"
+        )
+    return leader, newest
