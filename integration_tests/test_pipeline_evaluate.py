@@ -160,7 +160,19 @@ def test_cli_evaluate_sizing_report_make_a_page_with_its_plots(
         assert path.stat().st_size > 5_000, png
         assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
         assert f'src="{png}.png"' in page
-    assert "Recommendation: " in page and "roundrobin failed in" in page
+    assert "Recommendation: " in page
+    # kafka-python 3.0.12's roundrobin raises on unequal subscriptions (a known bug; a fixed
+    # release would not): either its failures are reported, or its rows are all complete
+    import pandas as pd
+
+    rows = pd.read_parquet(steps)
+    rr = rows[rows["assignor"] == "roundrobin"]
+    assert len(rr) > 0
+    failed = rr["error"].notna()
+    if failed.any():
+        assert f"roundrobin failed in {int(failed.sum())} of {len(rr)} rebalances" in page
+    else:
+        assert rr["count_imbalance"].notna().all() and "roundrobin failed in" not in page
     frame = pd.read_parquet(steps)
     assert set(frame["cluster"]) == {"small", "measured"}
     assert set(frame["weights"]) == {"uniform", "measured"}

@@ -83,8 +83,11 @@ def test_profile_counts_what_was_produced(
     m0, m1, m2 = (by_p[p].measured for p in range(3))
     assert (m0["messages"], m0["bytes"], m0["distinct_keys"]) == (10, 10 * 101, 1)
     assert (m0["hot_key"], m0["hot_key_messages"], m0["hot_key_share"]) == ("a", 10, 1.0)
+    assert (m0["top10_keys_messages"], m0["top10_keys_share"]) == (10, 1.0)
     assert (m1["messages"], m1["bytes"], m1["distinct_keys"]) == (5, 4 * 11 + 10, 2)
     assert (m1["hot_key"], m1["hot_key_share"]) == ("b", pytest.approx(3 / 5))
+    # keys b (3) and c (1) are the top keys; the keyless message is never counted
+    assert (m1["top10_keys_messages"], m1["top10_keys_share"]) == (4, pytest.approx(4 / 5))
     assert (m2["messages"], m2["bytes"], by_p[2].weight) == (0, 0, 0.0)
     # the window spans the produced timestamps: T0 .. T0 + 9 s
     assert profile.meta["window"]["seconds"] == pytest.approx(9.0)
@@ -141,8 +144,35 @@ def test_published_profile_is_one_compacted_message_per_partition(
         assert got == json.loads(json.dumps(entries))
         with admin(kafka_broker.bootstrap) as client:
             described = client.describe_configs([ConfigResource(ConfigResourceType.TOPIC, target)])
-        assert "'cleanup.policy', 'compact'" in str(described).replace('"', "'") or (
-            "compact" in str(described)
-        )
+        # {"topic": {name: {config key: {"value": ..., "config_source": ...}}}}
+        assert described["topic"][target]["cleanup.policy"]["value"] == "compact"
     finally:
         delete_topic(kafka_broker.bootstrap, target)
+
+
+def test_top10_keys_share_sums_the_ten_hottest_keys(
+    spark: Any, kafka_broker: Any, make_topic: Callable[..., str], tmp_path: Path
+) -> None:
+    """12 keys with 12, 11, ..., 1 messages plus 2 keyless: the 10 hottest carry 12+...+3 = 75
+    of 80 messages; the column is in the JSON and the Parquet file."""
+    from kafka_assignors.pipeline.profile import Window, run_profile, write_profile
+
+    name = make_topic(1)
+    records = [
+        (0, f"k{k:02d}".encode(), b"v", T0 + i)
+        for k in range(12)
+        for i in range(12 - k)
+    ] + [(0, None, b"v", T0), (0, None, b"v", T0 + 1)]
+    produce(kafka_broker.bootstrap, name, records)
+    profile = run_profile(spark, kafka_broker.bootstrap, [name], Window())
+    (only,) = profile.partitions
+    m = only.measured
+    assert (m["messages"], m["distinct_keys"], m["hot_key"], m["hot_key_messages"]) == (
+        80, 12, "k00", 12
+    )
+    assert (m["top10_keys_messages"], m["top10_keys_share"]) == (75, pytest.approx(75 / 80))
+    json_path, parquet_path = write_profile(profile, tmp_path)
+    (entry,) = json.loads(json_path.read_text())["partitions"]
+    (row,) = pq.read_table(parquet_path).to_pylist()
+    assert entry["top10_keys_share"] == row["top10_keys_share"] == pytest.approx(75 / 80)
+    assert row["top10_keys_messages"] == 75

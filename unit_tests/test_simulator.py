@@ -144,9 +144,11 @@ def test_rack_locality_by_hand() -> None:
     )
     (step,) = run_scenario(scenario, "range", keep_assignments=True)
     owners = {p: m for m, by_t in (step.assignment or {}).items() for p in by_t.get("t", [])}
-    rack = {"C0": "a", "C1": "b"}
-    local = sum(rack[owners[p]] in scenario.replica_racks("t", p) for p in range(4))
-    assert step.rack_locality == local / 4
+    # worked by hand: range gives C0 (rack a) partitions 0, 1 and C1 (rack b) 2, 3; the single
+    # replicas alternate over the racks, 0:a 1:b 2:a 3:b, so 0 and 3 are local: 2 of 4
+    assert owners == {0: "C0", 1: "C0", 2: "C1", 3: "C1"}
+    assert [set(scenario.replica_racks("t", p)) for p in range(4)] == [{"a"}, {"b"}, {"a"}, {"b"}]
+    assert step.rack_locality == 0.5
     no_racks = run_scenario(Scenario("none", {"t": 4}, members(2, ("t",))), "range")
     assert no_racks[0].rack_locality is None
 

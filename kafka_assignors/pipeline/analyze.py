@@ -2,17 +2,24 @@
 
 What the README's main command runs on the demo's topics: one Spark session
 for profile and evaluate, a small grid built around the measured profile
-(group sizes up to the partition count, the built-in churn sequences), then
-the report, whose path it prints.
+(group sizes up to the partition count, the built-in churn sequences), sizing
+from the measured rates, then the report, whose path it prints.
+
+Sizing needs what one partition takes from producers and gives to one consumer,
+which a profile does not measure: unless given (``--producer-rate``,
+``--consumer-rate``), the assumptions are 10 MB/s and 2 MB/s per partition
+(``bytes_per_s``; with ``--metric messages_per_s``, 10,000 and 2,000 messages/s),
+growth 1x and headroom 1.5x.  The report states them.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 from pathlib import Path
 from typing import Any
 
-from .cli import REPORTS, _conf, _say, _spark_options
+from .cli import REPORTS, _conf, _kafka_options, _rate, _say, _security, _spark_options
 
 ASSIGNORS = (
     "range",
@@ -27,6 +34,8 @@ CHURN = {
     "failures": ["crash", "join"],
     "growth": ["scale-out 2", "add-partitions +2", "scale-in 1"],
 }
+#: Per-partition throughputs assumed for sizing when not given, by metric.
+ASSUMED_RATES = {"bytes_per_s": (10e6, 2e6), "messages_per_s": (10_000.0, 2_000.0)}
 
 
 def add_parser(subparsers: Any) -> None:
@@ -34,10 +43,10 @@ def add_parser(subparsers: Any) -> None:
         "analyze",
         help="profile + evaluate + report in one go (Spark)",
         description="Profile the topics with Spark's Kafka source, evaluate the assignors on "
-        "the measured load for a few group sizes and churn sequences, and write "
-        "the report. Prints where the report is.",
+        "the measured load for a few group sizes and churn sequences, size the topics "
+        "from the measured rates, and write the report. Prints where the report is.",
     )
-    p.add_argument("--bootstrap", required=True, help="Kafka bootstrap servers")
+    _kafka_options(p)
     p.add_argument(
         "--topic",
         action="append",
@@ -50,6 +59,29 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("--assignors", default=",".join(ASSIGNORS), help="comma-separated")
     p.add_argument("--out", type=Path, default=REPORTS, help=f"output root (default {REPORTS})")
     p.add_argument("--kafka-package", metavar="COORDS", help="see `profile --help`")
+    g = p.add_argument_group("sizing (from the measured rates)")
+    g.add_argument(
+        "--metric",
+        default="bytes_per_s",
+        choices=list(ASSUMED_RATES),
+        help="unit of the rates (default bytes_per_s)",
+    )
+    g.add_argument(
+        "--producer-rate",
+        type=_rate,
+        metavar="TP",
+        help="throughput one partition takes from producers (assumed: 10M bytes/s or "
+        "10k messages/s)",
+    )
+    g.add_argument(
+        "--consumer-rate",
+        type=_rate,
+        metavar="TC",
+        help="throughput one consumer gets from one partition (assumed: 2M bytes/s or "
+        "2k messages/s)",
+    )
+    g.add_argument("--growth", type=float, default=1.0, help="growth factor (default 1)")
+    g.add_argument("--headroom", type=float, default=1.5, help="partition headroom (1.5)")
     _spark_options(p)
     p.set_defaults(func=run_analyze_command)
 
@@ -60,8 +92,10 @@ def run_analyze_command(args: argparse.Namespace) -> int:
     from .profile import Window, run_profile, write_profile
     from .report import build_report
     from .session import build_session, progress
+    from .sizing import describe, size_from_profile
 
     topics = [t.strip() for arg in args.topic for t in arg.split(",") if t.strip()]
+    security = _security(args)
     spark = build_session(
         args.master,
         "kafka-assignors analyze",
@@ -70,7 +104,9 @@ def run_analyze_command(args: argparse.Namespace) -> int:
         conf=_conf(args.conf),
     )
     with progress(spark, "profile"):
-        profile = run_profile(spark, args.bootstrap, topics, Window(), group=args.group)
+        profile = run_profile(
+            spark, args.bootstrap, topics, Window(), group=args.group, security=security
+        )
     json_path, _ = write_profile(profile, args.out / "profile")
     _say(f"load profile: {json_path}")
     n_partitions = len(profile.partitions)
@@ -85,8 +121,35 @@ def run_analyze_command(args: argparse.Namespace) -> int:
     steps_path = args.out / "evaluate" / "steps.parquet"
     summary = evaluate(spark, scenarios, names, steps_path)
     _say(f"{summary.steps:,} simulated rebalances in {summary.seconds:.1f} s: {steps_path}")
+    sizing = size_from_profile(
+        profile,
+        args.producer_rate or ASSUMED_RATES[args.metric][0],
+        args.consumer_rate or ASSUMED_RATES[args.metric][1],
+        metric=args.metric,
+        growth=args.growth,
+        headroom=args.headroom,
+    )
+    assumed = [
+        what
+        for what, given in (("producer", args.producer_rate), ("consumer", args.consumer_rate))
+        if not given
+    ]
+    if assumed:
+        sizing.warnings.append(
+            f"{' and '.join(assumed)} throughput per partition assumed, not measured: "
+            "give --producer-rate / --consumer-rate (or measure with `sizing --measure`)"
+        )
+    sizing_path = args.out / "sizing.json"
+    sizing_path.parent.mkdir(parents=True, exist_ok=True)
+    sizing_path.write_text(json.dumps(sizing.to_json(), indent=1, default=str) + "\n")
+    _say(describe(sizing))
+    _say(f"sizing: {sizing_path}")
     report = build_report(
-        args.out / "report", steps_path=steps_path, profile_path=json_path, consumers=sizes[-1]
+        args.out / "report",
+        steps_path=steps_path,
+        profile_path=json_path,
+        sizing=sizing,
+        consumers=sizes[-1],
     )
     if report.recommendation:
         _say(f"recommendation: {report.recommendation}")

@@ -49,6 +49,41 @@ def _spark_options(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _kafka_options(p: argparse.ArgumentParser, *, required: bool = True) -> None:
+    """--bootstrap plus the security options explain has (one shared definition)."""
+    from ..explain.connection import add_security_options
+
+    p.add_argument(
+        "--bootstrap", required=required, help="Kafka bootstrap servers, host:port[,...]"
+    )
+    add_security_options(p)
+
+
+def _security(args: argparse.Namespace) -> dict[str, Any]:
+    """kafka-python security keywords from the options (exits 2 with the reason if invalid)."""
+    from ..explain.connection import (
+        SECURITY_KEYS,
+        ConnectionConfigError,
+        java_properties,
+        settings_from_args,
+    )
+
+    try:
+        settings, ignored = settings_from_args(args)
+        security = {k: v for k, v in settings.items() if k in SECURITY_KEYS}
+        java_properties(security)  # refuse now what Spark's source could not be given
+    except ConnectionConfigError as exc:
+        print(f"kafka-assignors {args.command}: error: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None
+    ignored += sorted(k for k in settings if k not in SECURITY_KEYS)
+    if ignored:
+        print(
+            f"ignored client properties (only security settings are used): {', '.join(ignored)}",
+            file=sys.stderr,
+        )
+    return security
+
+
 def _conf(pairs: list[str]) -> dict[str, str]:
     out = {}
     for pair in pairs:
@@ -74,7 +109,7 @@ def _profile(subparsers: Any) -> None:
         "window and write the load profile (JSON + Parquet) that LoadAwareAssignor "
         "and the report read. With --group, also committed offsets and lag.",
     )
-    p.add_argument("--bootstrap", required=True, help="Kafka bootstrap servers, host:port[,...]")
+    _kafka_options(p)
     p.add_argument(
         "--topic",
         action="append",
@@ -123,7 +158,8 @@ def _profile(subparsers: Any) -> None:
         action="append",
         default=[],
         metavar="KEY=VALUE",
-        help="extra Kafka source option, e.g. kafka.security.protocol=SSL",
+        help="extra Kafka source option, overriding the security options for Spark, "
+        "e.g. kafka.ssl.truststore.type=JKS",
     )
     _spark_options(p)
     p.set_defaults(func=run_profile_command)
@@ -137,6 +173,7 @@ def run_profile_command(args: argparse.Namespace) -> int:
     from .session import build_session, progress
 
     topics = [t.strip() for arg in args.topic for t in arg.split(",") if t.strip()]
+    security = _security(args)
     now = int(datetime.now(UTC).timestamp() * 1000)
     window = Window(
         starting_offsets=args.from_offsets,
@@ -160,6 +197,7 @@ def run_profile_command(args: argparse.Namespace) -> int:
             group=args.group,
             weight_metric=args.weight,
             kafka_options=_conf(args.kafka_option),
+            security=security,
         )
     json_path, parquet_path = write_profile(profile, args.out)
     total = sum(int(p.measured.get("messages", 0)) for p in profile.partitions)
@@ -168,7 +206,7 @@ def run_profile_command(args: argparse.Namespace) -> int:
     )
     _say(f"load profile: {json_path}\nparquet:      {parquet_path}")
     if args.publish:
-        sent = publish(profile, args.bootstrap, args.publish)
+        sent = publish(profile, args.bootstrap, args.publish, security)
         _say(f"published {sent} entries to compacted topic {args.publish}")
     return 0
 
@@ -263,22 +301,36 @@ def _sizing(subparsers: Any) -> None:
         description="Partitions needed = max(target/producer rate, target/consumer rate), "
         "both per partition; consumers beyond the partition count sit idle. "
         "With --profile the target is the measured total times --growth, and "
-        "keys hotter than one consumer can take are flagged.",
+        "keys hotter than one consumer can take are flagged. With --measure the "
+        "per-partition rates are measured on the cluster (a temporary 1-partition topic).",
     )
     p.add_argument(
         "--producer-rate",
         type=_rate,
-        required=True,
         metavar="TP",
-        help="throughput one partition takes from producers (k/M/G suffixes)",
+        help="throughput one partition takes from producers (k/M/G suffixes); "
+        "required unless --measure",
     )
     p.add_argument(
         "--consumer-rate",
         type=_rate,
-        required=True,
         metavar="TC",
-        help="throughput one consumer gets from one partition",
+        help="throughput one consumer gets from one partition; required unless --measure",
     )
+    m = p.add_argument_group("measuring (--measure)")
+    m.add_argument(
+        "--measure",
+        action="store_true",
+        help="measure the rates not given: produce records to a temporary 1-partition topic "
+        "and read them back (needs --bootstrap; the topic is deleted after)",
+    )
+    m.add_argument(
+        "--measure-records", type=int, default=20_000, help="records to send (default 20000)"
+    )
+    m.add_argument(
+        "--record-size", type=int, default=1_000, help="bytes per record (default 1000)"
+    )
+    _kafka_options(p, required=False)
     p.add_argument("--target", type=_rate, metavar="TT", help="target throughput")
     p.add_argument("--profile", type=Path, help="measured load profile (target and hot keys)")
     p.add_argument(
@@ -307,27 +359,60 @@ def run_sizing_command(args: argparse.Namespace) -> int:
     from ..load.profile import read_profile
     from .sizing import describe, size, size_from_profile
 
+    if args.profile is None and args.target is None:
+        print("sizing needs --target or --profile", file=sys.stderr)
+        return 2
+    producer_rate, consumer_rate = args.producer_rate, args.consumer_rate
+    if args.measure and (producer_rate is None or consumer_rate is None):
+        from .kafka_io import KafkaIOError, measure_throughput
+
+        if not args.bootstrap:
+            print("sizing --measure needs --bootstrap", file=sys.stderr)
+            return 2
+        metric = args.metric if args.profile else (
+            "messages_per_s" if args.unit.startswith("messages") else "bytes_per_s"
+        )
+        try:
+            measured = measure_throughput(
+                args.bootstrap,
+                records=args.measure_records,
+                record_bytes=args.record_size,
+                security=_security(args),
+            )
+        except KafkaIOError as exc:
+            print(f"kafka-assignors sizing: error: {exc}", file=sys.stderr)
+            return 1
+        _say(
+            f"measured on one partition ({measured.records:,} records of "
+            f"{measured.record_bytes:,} bytes): producer {measured.producer_messages_per_s:,.0f} "
+            f"msg/s = {measured.producer_bytes_per_s / 1e6:,.2f} MB/s, consumer "
+            f"{measured.consumer_messages_per_s:,.0f} msg/s = "
+            f"{measured.consumer_bytes_per_s / 1e6:,.2f} MB/s"
+        )
+        tp, tc = measured.rates(metric)
+        producer_rate = producer_rate if producer_rate is not None else tp
+        consumer_rate = consumer_rate if consumer_rate is not None else tc
+    if producer_rate is None or consumer_rate is None:
+        print("sizing needs --producer-rate and --consumer-rate (or --measure)", file=sys.stderr)
+        return 2
     if args.profile:
         result = size_from_profile(
             read_profile(args.profile),
-            args.producer_rate,
-            args.consumer_rate,
+            producer_rate,
+            consumer_rate,
             metric=args.metric,
             growth=args.growth,
             headroom=args.headroom,
             target=args.target,
         )
-    elif args.target is not None:
+    else:
         result = size(
             args.target,
-            args.producer_rate,
-            args.consumer_rate,
+            producer_rate,
+            consumer_rate,
             unit=args.unit,
             headroom=args.headroom,
         )
-    else:
-        print("sizing needs --target or --profile", file=sys.stderr)
-        return 2
     _say(describe(result))
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result.to_json(), indent=1, default=str) + "\n")

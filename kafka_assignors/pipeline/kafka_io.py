@@ -1,40 +1,66 @@
 """The pipeline's small talks with the broker through kafka-python (no Spark).
 
 Partition lists (so idle partitions appear in a profile), a group's committed
-offsets and lag, and publishing a profile to a compacted topic.
+offsets and lag, and publishing a profile to a compacted topic.  Every call takes
+``security``: kafka-python keywords (``security_protocol``, ``sasl_*``, ``ssl_*``) as
+:func:`kafka_assignors.explain.connection.security_kwargs` builds them from the
+command line; :func:`spark_options` gives the same settings to Spark's Kafka source.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any
 
 from ..load.profile import LoadProfile
 
 RETRIES = 10
+log = logging.getLogger(__name__)
 
 
 class KafkaIOError(RuntimeError):
     """A broker request that failed, with what was asked."""
 
 
+Security = Mapping[str, Any]
+
+
+def spark_options(security: Security | None) -> dict[str, str]:
+    """The same settings as ``kafka.``-prefixed options of Spark's Kafka source."""
+    from ..explain.connection import java_properties
+
+    return {f"kafka.{k}": v for k, v in java_properties(security or {}).items()}
+
+
+def _servers(bootstrap: str) -> list[str]:
+    return [s.strip() for s in bootstrap.split(",") if s.strip()]
+
+
 @contextmanager
-def admin(bootstrap: str) -> Iterator[Any]:
+def admin(bootstrap: str, security: Security | None = None) -> Iterator[Any]:
     from kafka.admin import KafkaAdminClient
 
-    client = KafkaAdminClient(bootstrap_servers=bootstrap, client_id="kafka-assignors-pipeline")
+    client = KafkaAdminClient(
+        bootstrap_servers=_servers(bootstrap),
+        client_id="kafka-assignors-pipeline",
+        **dict(security or {}),
+    )
     try:
         yield client
     finally:
         client.close()
 
 
-def partition_counts(bootstrap: str, topics: Sequence[str]) -> dict[str, int]:
+def partition_counts(
+    bootstrap: str, topics: Sequence[str], security: Security | None = None
+) -> dict[str, int]:
     """Partition count of each topic; a missing topic is an error naming it."""
-    with admin(bootstrap) as client:
+    with admin(bootstrap, security) as client:
         described = client.describe_topics(list(topics))
     counts = {d["name"]: len(d["partitions"]) for d in described if not d.get("error_code")}
     missing = [t for t in topics if not counts.get(t)]
@@ -56,7 +82,7 @@ def _retry(what: str, call: Any) -> Any:
 
 
 def group_lag(
-    bootstrap: str, group: str, counts: dict[str, int]
+    bootstrap: str, group: str, counts: dict[str, int], security: Security | None = None
 ) -> dict[tuple[str, int], tuple[int | None, int]]:
     """(topic, partition) -> (committed offset or None, lag) for ``group``.
 
@@ -66,7 +92,7 @@ def group_lag(
     from kafka.admin import OffsetSpec
 
     tps = [TopicPartition(t, p) for t, n in counts.items() for p in range(n)]
-    with admin(bootstrap) as client:
+    with admin(bootstrap, security) as client:
         committed = _retry(
             f"committed offsets of group {group}", lambda: client.list_group_offsets({group: tps})
         ).get(group, {})
@@ -90,14 +116,16 @@ def group_lag(
     return out
 
 
-def publish(profile: LoadProfile, bootstrap: str, topic: str) -> int:
+def publish(
+    profile: LoadProfile, bootstrap: str, topic: str, security: Security | None = None
+) -> int:
     """Write one message per partition (key ``topic:partition``) to a compacted topic.
 
     The topic is created compacted when it does not exist.  Returns messages sent.
     """
     from kafka import KafkaProducer
 
-    with admin(bootstrap) as client:
+    with admin(bootstrap, security) as client:
         if topic not in client.list_topics():
             try:
                 client.create_topics(
@@ -115,7 +143,10 @@ def publish(profile: LoadProfile, bootstrap: str, topic: str) -> int:
                     raise KafkaIOError(f"cannot create compacted topic {topic}: {exc}") from exc
     entries = profile.to_json()["partitions"]
     producer = KafkaProducer(
-        bootstrap_servers=bootstrap, acks="all", client_id="kafka-assignors-pipeline"
+        bootstrap_servers=_servers(bootstrap),
+        acks="all",
+        client_id="kafka-assignors-pipeline",
+        **dict(security or {}),
     )
     try:
         for e in entries:
@@ -128,3 +159,115 @@ def publish(profile: LoadProfile, bootstrap: str, topic: str) -> int:
     finally:
         producer.close()
     return len(entries)
+
+
+@dataclass(frozen=True, slots=True)
+class Throughput:
+    """What one partition took from one producer and gave to one consumer, measured."""
+
+    records: int
+    record_bytes: int
+    producer_seconds: float
+    consumer_seconds: float
+
+    @property
+    def producer_messages_per_s(self) -> float:
+        return self.records / self.producer_seconds
+
+    @property
+    def consumer_messages_per_s(self) -> float:
+        return self.records / self.consumer_seconds
+
+    @property
+    def producer_bytes_per_s(self) -> float:
+        return self.producer_messages_per_s * self.record_bytes
+
+    @property
+    def consumer_bytes_per_s(self) -> float:
+        return self.consumer_messages_per_s * self.record_bytes
+
+    def rates(self, metric: str) -> tuple[float, float]:
+        """(producer, consumer) per partition in ``bytes_per_s`` or ``messages_per_s``."""
+        if metric.startswith("messages"):
+            return self.producer_messages_per_s, self.consumer_messages_per_s
+        return self.producer_bytes_per_s, self.consumer_bytes_per_s
+
+
+def measure_throughput(
+    bootstrap: str,
+    *,
+    records: int = 20_000,
+    record_bytes: int = 1_000,
+    security: Security | None = None,
+    timeout: float = 120.0,
+) -> Throughput:
+    """Produce ``records`` values of ``record_bytes`` to a new 1-partition topic (acks=all),
+    then read them back with one consumer, timing each side; the topic is deleted after.
+
+    The producer side is send-all-then-flush; the consumer side runs from the first fetch
+    to the last record.  Both are single-client, single-partition figures on this machine's
+    link to the cluster, which is what sizing's Tp and Tc mean.
+    """
+    import uuid
+
+    from kafka import KafkaConsumer, KafkaProducer, TopicPartition
+
+    if records < 1 or record_bytes < 1:
+        raise KafkaIOError("measuring needs at least one record of at least one byte")
+    topic = f"kafka-assignors-measure-{uuid.uuid4().hex[:10]}"
+    extra = dict(security or {})
+    with admin(bootstrap, security) as client:
+        try:
+            client.create_topics(
+                {topic: {"num_partitions": 1, "replication_factor": -1}}, wait_for_metadata=True
+            )
+        except Exception as exc:
+            raise KafkaIOError(f"cannot create the measuring topic {topic}: {exc}") from exc
+        try:
+            value = b"x" * record_bytes
+            producer = KafkaProducer(
+                bootstrap_servers=_servers(bootstrap),
+                acks="all",
+                linger_ms=5,
+                client_id="kafka-assignors-measure",
+                **extra,
+            )
+            try:
+                producer.partitions_for(topic)  # metadata first: not part of the timing
+                started = time.monotonic()
+                for _ in range(records):
+                    producer.send(topic, value=value, partition=0)
+                producer.flush(timeout=timeout)
+                produced = time.monotonic() - started
+            finally:
+                producer.close(timeout=10)
+            consumer = KafkaConsumer(
+                bootstrap_servers=_servers(bootstrap),
+                client_id="kafka-assignors-measure",
+                enable_auto_commit=False,
+                auto_offset_reset="earliest",
+                **extra,
+            )
+            try:
+                tp = TopicPartition(topic, 0)
+                consumer.assign([tp])
+                consumer.seek_to_beginning(tp)
+                read = 0
+                started = time.monotonic()
+                limit = started + timeout
+                while read < records and time.monotonic() < limit:
+                    for batch in consumer.poll(timeout_ms=1000).values():
+                        read += len(batch)
+                consumed = time.monotonic() - started
+            finally:
+                consumer.close()
+            if read < records:
+                raise KafkaIOError(
+                    f"read back {read} of {records} records within {timeout:g} s"
+                )
+        finally:
+            try:
+                client.delete_topics([topic])
+            except Exception as exc:  # reported, not raised: the measurement stands
+                log.warning("could not delete the measuring topic %s: %s", topic, exc)
+    return Throughput(records, record_bytes, max(produced, 1e-6), max(consumed, 1e-6))

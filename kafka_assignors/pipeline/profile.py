@@ -1,10 +1,11 @@
 """``profile``: measure the load of every partition with Spark's Kafka source.
 
 Reads the topics over an offset range or a time window, and per partition
-counts messages, bytes (key + value), rates over the window, distinct keys and
-the hottest key's share; with a group, adds committed offsets and lag.  The
-result is a :class:`~kafka_assignors.load.profile.LoadProfile` written as JSON
-and Parquet with the same columns.
+counts messages, bytes (key + value), rates over the window, distinct keys, the
+hottest key's share and the share of the 10 hottest keys; with a group, adds
+committed offsets and lag.  The result is a
+:class:`~kafka_assignors.load.profile.LoadProfile` written as JSON and Parquet
+with the same columns.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ..load.profile import LoadProfile, PartitionLoad
-from .kafka_io import group_lag, partition_counts
+from .kafka_io import Security, group_lag, partition_counts, spark_options
 
 WEIGHT_METRICS = ("bytes_per_s", "messages_per_s", "lag", "bytes", "messages")
 #: Columns of every entry (JSON and Parquet), in this order.
@@ -33,12 +34,16 @@ COLUMNS = (
     "hot_key",
     "hot_key_messages",
     "hot_key_share",
+    "top10_keys_messages",
+    "top10_keys_share",
     "first_offset",
     "last_offset",
     "committed",
     "lag",
 )
 HOT_KEY_CHARS = 80
+#: How many of the hottest keys ``top10_keys_*`` sums.
+TOP_KEYS = 10
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,6 +76,7 @@ def read_partition_stats(
     kafka_options: dict[str, str] | None = None,
 ) -> list[dict[str, Any]]:
     """One row per partition that had messages in the window (computed by Spark)."""
+    from pyspark.sql import Window as W
     from pyspark.sql import functions as F
 
     reader = (
@@ -99,12 +105,18 @@ def read_partition_stats(
         F.max("ts").alias("t1"),
     )
     keyed = F.col("k").isNotNull()
+    # rank keys by messages within their partition (keyless records last, never ranked)
+    hottest_first = W.partitionBy("topic", "partition").orderBy(
+        F.col("k").isNull(), F.col("n").desc(), F.col("k")
+    )
+    per_key = per_key.withColumn("rank", F.when(keyed, F.row_number().over(hottest_first)))
     per_partition = per_key.groupBy("topic", "partition").agg(
         F.sum("n").alias("messages"),
         F.sum("size").alias("bytes"),
         F.count(F.when(keyed, 1)).alias("distinct_keys"),
         F.max(F.when(keyed, F.col("n"))).alias("hot_key_messages"),
         F.max_by(F.when(keyed, F.col("k")), F.when(keyed, F.col("n"))).alias("hot_key"),
+        F.sum(F.when(F.col("rank") <= TOP_KEYS, F.col("n"))).alias("top10_keys_messages"),
         F.min("first").alias("first_offset"),
         F.max("last").alias("last_offset"),
         F.min("t0").alias("t0"),
@@ -149,6 +161,7 @@ def build_profile(
             size = int(r.get("bytes") or 0)
             hot_n = int(r.get("hot_key_messages") or 0)
             hot_key = r.get("hot_key")
+            top_n = int(r.get("top10_keys_messages") or 0)
             m: dict[str, Any] = {
                 "messages": messages,
                 "bytes": size,
@@ -158,6 +171,8 @@ def build_profile(
                 "hot_key": None if hot_key is None else str(hot_key)[:HOT_KEY_CHARS],
                 "hot_key_messages": hot_n,
                 "hot_key_share": hot_n / messages if messages else 0.0,
+                "top10_keys_messages": top_n,
+                "top10_keys_share": top_n / messages if messages else 0.0,
                 "first_offset": r.get("first_offset"),
                 "last_offset": r.get("last_offset"),
                 "committed": None,
@@ -184,10 +199,14 @@ def run_profile(
     group: str | None = None,
     weight_metric: str = "bytes_per_s",
     kafka_options: dict[str, str] | None = None,
+    security: Security | None = None,
 ) -> LoadProfile:
-    counts = partition_counts(bootstrap, topics)
-    rows = read_partition_stats(spark, bootstrap, topics, window, kafka_options)
-    lag = group_lag(bootstrap, group, counts) if group else None
+    """Measure ``topics``; ``security`` (kafka-python keywords) is used by the kafka-python
+    calls and, as ``kafka.*`` options, by Spark's source (``kafka_options`` override them)."""
+    counts = partition_counts(bootstrap, topics, security)
+    options = {**spark_options(security), **(kafka_options or {})}
+    rows = read_partition_stats(spark, bootstrap, topics, window, options)
+    lag = group_lag(bootstrap, group, counts, security) if group else None
     now_ms = int(datetime.now(UTC).timestamp() * 1000)
     return build_profile(
         rows, counts, window, weight_metric=weight_metric, group=group, lag=lag, now_ms=now_ms
