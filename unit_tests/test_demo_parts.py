@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
+import pytest
+
 from kafka_assignors.demo.phases import _moves
 from kafka_assignors.demo.watch import Snapshot, Stats, render
 
@@ -35,3 +37,68 @@ def test_render_names_the_strategy_and_each_member() -> None:
     assert "spread=1" in lines[0] and "lag=7" in lines[0]
     assert lines[1].split() == ["member", "m0", "partitions=3", "msg/s=", "12.5", "lag=7",
                                 "STABLE"]
+
+
+class _Fake:
+    """Stands in for the producer, the end offsets reader and the live view."""
+
+    sent = 0
+    figures: dict[str, object] = {}
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        self.stats = SimpleNamespace(on_event=None)
+
+    def __getattr__(self, name: str) -> object:
+        return lambda *a, **k: {}
+
+
+def _run_demo_with(
+    mp: pytest.MonkeyPatch, problems: list[str], capsys: pytest.CaptureFixture[str]
+) -> tuple[int, str, list[str]]:
+    """Run demo's body with the phases, broker and Kafka calls replaced; returns (exit code,
+    stderr, groups asked to be deleted)."""
+    import argparse
+    import time
+
+    from kafka_assignors.demo import _run_demo, phases, traffic, watch
+
+    topics = traffic.DemoTopics("demo-orders-x", "demo-payments-x", {"demo-orders-x": 8})
+    deleted: list[str] = []
+
+    def run_phase(label: str, *args: object, **kwargs: object) -> phases.PhaseResult:
+        result = phases.PhaseResult(label, group_id=f"demo-{label}-1")
+        result.problems.extend(problems)
+        return result
+
+    mp.setattr(phases, "run_phase", run_phase)
+    mp.setattr(traffic, "create_demo_topics", lambda bootstrap: topics)
+    mp.setattr(traffic, "delete_demo_topics", lambda bootstrap, t: None)
+    mp.setattr(traffic, "delete_demo_groups", lambda bootstrap, g: deleted.extend(g) or [])
+    mp.setattr(traffic, "Producer", _Fake)
+    for name in ("EndOffsets", "LiveView", "Stats"):
+        mp.setattr(watch, name, _Fake)
+    args = argparse.Namespace(strategies=None, short=True, dwell=0.0, timeout=1.0, rate=1.0,
+                              no_report=True, keep=False)
+    code = _run_demo(args, "b:9092", time.monotonic() + 60)
+    err = capsys.readouterr().err
+    return code, err, deleted
+
+
+def test_demo_fails_when_a_rebalance_did_not_settle(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A phase whose group never became stable makes the demo exit non-zero, saying which."""
+    code, err, deleted = _run_demo_with(monkeypatch, ["scale up: timed out after 1 s"], capsys)
+    assert code == 1
+    assert "2 rebalance(s) did not reach a stable group" in err
+    assert "[range] scale up: timed out" in err
+    assert deleted == ["demo-range-1", "demo-cooperative-balanced-sticky-1"]
+
+
+def test_demo_succeeds_and_deletes_its_groups(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Without problems the exit code is 0 and every phase's group is deleted."""
+    code, err, deleted = _run_demo_with(monkeypatch, [], capsys)
+    assert code == 0 and "did not reach" not in err
+    assert deleted == ["demo-range-1", "demo-cooperative-balanced-sticky-1"]

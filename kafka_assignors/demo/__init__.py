@@ -9,9 +9,16 @@
    member, with a live view (per member: partitions, messages/s, lag; per group:
    strategy, generation, imbalance);
 4. prints a side-by-side summary (imbalance, partitions moved, peak lag);
-5. runs the pipeline (profile, evaluate, report) on the demo's topics and prints
-   where the HTML report is (``--no-report`` skips it);
-6. cleans up: producer, groups, topics and broker (``--keep`` leaves topics and broker).
+5. runs the pipeline (profile, evaluate, sizing, report: ``kafka-assignors analyze``) on
+   the demo's topics and prints where the HTML report is (``--no-report`` skips it);
+6. cleans up: producer, member processes, the consumer groups, topics and broker
+   (``--keep`` leaves groups, topics and broker).
+
+The whole demo is bounded by ``--max-time`` (900 s by default, counted from the start,
+broker start included): rebalance waits, the phases and the pipeline are cut short when
+it comes; cleaning up afterwards takes at most about a minute more.  The exit status is
+non-zero when a rebalance did not reach a stable group (within ``--timeout``), when the
+deadline cut the demo short, or when the pipeline failed.
 """
 
 from __future__ import annotations
@@ -33,6 +40,9 @@ log = logging.getLogger(__name__)
 # phase can take minutes on a loaded machine.
 DEFAULT_PHASES = ("range", "cooperative-balanced-sticky")
 SHORT_PHASES = DEFAULT_PHASES
+#: The demo's members read at most max_poll_records per (poll + processing pause): about
+#: 150 records/s each.  The pipeline's sizing uses that as the consumer throughput.
+MEMBER_RECORDS_PER_S = 150
 
 
 def add_parser(subparsers: Any) -> None:
@@ -75,6 +85,12 @@ def add_parser(subparsers: Any) -> None:
     parser.add_argument(
         "--report-timeout", type=float, default=600.0, help="seconds allowed for the pipeline"
     )
+    parser.add_argument(
+        "--max-time",
+        type=float,
+        default=900.0,
+        help="overall deadline in seconds, broker start included (900); cleanup comes after",
+    )
     parser.set_defaults(func=run)
 
 
@@ -94,6 +110,7 @@ def _quiet() -> None:
 
 def run(args: argparse.Namespace) -> int:
     started = time.monotonic()
+    deadline = started + float(args.max_time)
     _quiet()
     cluster = None
     if args.bootstrap:
@@ -107,7 +124,7 @@ def run(args: argparse.Namespace) -> int:
         bootstrap = cluster.bootstrap
     print(f"broker: {bootstrap} (ready after {time.monotonic() - started:.0f} s)", flush=True)
     try:
-        code = _run_demo(args, bootstrap)
+        code = _run_demo(args, bootstrap, deadline)
     finally:
         if cluster is not None:
             if args.keep:
@@ -121,9 +138,9 @@ def run(args: argparse.Namespace) -> int:
     return code
 
 
-def _run_demo(args: argparse.Namespace, bootstrap: str) -> int:
+def _run_demo(args: argparse.Namespace, bootstrap: str, deadline: float) -> int:
     from .phases import PhaseResult, run_phase, summary_lines
-    from .traffic import Producer, create_demo_topics, delete_demo_topics
+    from .traffic import Producer, create_demo_topics, delete_demo_groups, delete_demo_topics
     from .watch import EndOffsets, LiveView, Stats
 
     phases = args.strategies or (SHORT_PHASES if args.short else DEFAULT_PHASES)
@@ -145,17 +162,30 @@ def _run_demo(args: argparse.Namespace, bootstrap: str) -> int:
         producer.start()
         view.start()
         for label in phases:
+            if deadline - time.monotonic() < 1.0:
+                skipped = PhaseResult(label)
+                skipped.problems.append("not run: the demo's deadline (--max-time) came first")
+                results.append(skipped)
+                continue
             baseline = ends.read()
             results.append(
                 run_phase(label, bootstrap, topics, view, baseline, dwell=dwell,
-                          stable_timeout=args.timeout, out=sys.stdout)
+                          stable_timeout=args.timeout, out=sys.stdout, deadline=deadline)
             )
         view.stop()
         producer.stop()
         print("\n".join(summary_lines(results, view)), flush=True)
         print(f"records produced: {producer.sent}", flush=True)
         if not args.no_report:
-            code = _pipeline(args, bootstrap, topics.names)
+            code = _pipeline(args, bootstrap, topics.names, deadline)
+        problems = [f"[{r.label}] {p}" for r in results for p in r.problems]
+        if problems:
+            print(
+                f"kafka-assignors demo: error: {len(problems)} rebalance(s) did not reach a "
+                f"stable group: {'; '.join(problems)}",
+                file=sys.stderr,
+            )
+            code = code or 1
         return code
     except Exception as exc:
         log.debug("demo failed", exc_info=True)
@@ -166,22 +196,40 @@ def _run_demo(args: argparse.Namespace, bootstrap: str) -> int:
         producer.stop()
         ends.close()
         if not args.keep:
+            groups = [r.group_id for r in results if r.group_id]
+            for failure in delete_demo_groups(bootstrap, groups):
+                print(f"kafka-assignors demo: warning: group not deleted: {failure}",
+                      file=sys.stderr)
             delete_demo_topics(bootstrap, topics)
+            if groups:
+                print(f"removed consumer groups {', '.join(groups)} and topics "
+                      f"{', '.join(topics.names)}", flush=True)
 
 
-def _pipeline(args: argparse.Namespace, bootstrap: str, topics: list[str]) -> int:
-    """profile -> evaluate -> report through ``kafka-assignors analyze`` (bounded subprocess)."""
+def _pipeline(
+    args: argparse.Namespace, bootstrap: str, topics: list[str], deadline: float
+) -> int:
+    """profile -> evaluate -> sizing -> report through ``kafka-assignors analyze`` (a bounded
+    subprocess).  Sizing counts messages/s with the demo members' pace as the consumer
+    throughput."""
     out = Path(args.report_dir)
     cmd = [sys.executable, "-m", "kafka_assignors.cli", "--log-level", "WARNING", "analyze",
            "--bootstrap", bootstrap, "--consumers", "2,3,4", "--master", "local[2]",
+           "--metric", "messages_per_s", "--consumer-rate", str(MEMBER_RECORDS_PER_S),
            "--out", str(out)]
     for t in topics:
         cmd += ["--topic", t]
-    print("\npipeline: profile -> evaluate -> report (Spark; about a minute) ...", flush=True)
+    timeout = min(float(args.report_timeout), deadline - time.monotonic())
+    if timeout < 5:
+        print("kafka-assignors demo: error: no time left for the pipeline (--max-time)",
+              file=sys.stderr)
+        return 1
+    print("\npipeline: profile -> evaluate -> sizing -> report (Spark; about a minute) ...",
+          flush=True)
     try:
-        proc = subprocess.run(cmd, timeout=args.report_timeout, check=False)
+        proc = subprocess.run(cmd, timeout=timeout, check=False)
     except subprocess.TimeoutExpired:
-        print(f"kafka-assignors demo: error: the pipeline took over {args.report_timeout:.0f} s",
+        print(f"kafka-assignors demo: error: the pipeline took over {timeout:.0f} s",
               file=sys.stderr)
         return 1
     report = (out / "report" / "report.html").resolve()

@@ -38,9 +38,14 @@ MEMBER_OPTIONS: dict[str, Any] = {
 }
 
 
+class DeadlineReached(Exception):
+    """The demo's overall deadline came before the phase could finish."""
+
+
 @dataclass
 class PhaseResult:
     label: str
+    group_id: str = ""
     strategy: str | None = None
     rebalances: int = 0
     moved: int = 0
@@ -64,14 +69,23 @@ def run_phase(
     dwell: float,
     stable_timeout: float,
     out: TextIO,
+    deadline: float | None = None,
 ) -> PhaseResult:
-    """Run the whole phase; problems are recorded, not raised (the demo goes on)."""
+    """Run the whole phase; problems are recorded, not raised (the demo goes on).
+
+    ``deadline`` (``time.monotonic()`` value) caps every wait; when it comes, the phase
+    stops where it is and records why.
+    """
     from ..embedded import GroupRunner
     from ..embedded.groups import GroupRunnerError
 
     result = PhaseResult(label)
     started = time.monotonic()
     group_id = f"demo-{label}-{uuid.uuid4().hex[:6]}"
+    result.group_id = group_id
+
+    def left() -> float:
+        return float("inf") if deadline is None else deadline - time.monotonic()
     both, orders_only = tuple(topics.names), (topics.orders,)
     with GroupRunner(
         bootstrap,
@@ -86,8 +100,10 @@ def run_phase(
 
         def settle(what: str) -> None:
             nonlocal previous
+            if left() < 1.0:
+                raise DeadlineReached(what)
             try:
-                current = group.wait_stable(timeout=stable_timeout)
+                current = group.wait_stable(timeout=min(stable_timeout, left()))
             except (TimeoutError, GroupRunnerError) as exc:
                 problem = f"{what}: {str(exc).splitlines()[0]}"
                 result.problems.append(problem)
@@ -100,22 +116,29 @@ def run_phase(
             counts = sorted(len(tps) for tps in current.values())
             view.step(f"{what}: stable, partitions per member {counts}, {moved} moved")
             previous = dict(current)
-            time.sleep(dwell)
+            time.sleep(max(0.0, min(dwell, left())))
 
-        view.step(f"group {group_id}: 3 members (m0, m2 on both topics, m1 on orders only)")
-        group.add_member(topics=both)
-        group.add_member(topics=orders_only)
-        group.add_member(topics=both)
-        settle("start")
-        view.step("scale up: m3 joins (orders only)")
-        group.add_member(topics=orders_only)
-        settle("scale up")
-        view.step("scale down: m1 leaves cleanly")
-        group.stop_member(1, timeout=20)
-        settle("scale down")
-        view.step("failure: m0 is killed (SIGKILL; the broker notices after the session timeout)")
-        group.kill_member(0)
-        settle("kill")
+        try:
+            view.step(f"group {group_id}: 3 members (m0, m2 on both topics, m1 on orders only)")
+            group.add_member(topics=both)
+            group.add_member(topics=orders_only)
+            group.add_member(topics=both)
+            settle("start")
+            view.step("scale up: m3 joins (orders only)")
+            group.add_member(topics=orders_only)
+            settle("scale up")
+            view.step("scale down: m1 leaves cleanly")
+            group.stop_member(1, timeout=max(1.0, min(20.0, left())))
+            settle("scale down")
+            view.step(
+                "failure: m0 is killed (SIGKILL; the broker notices after the session timeout)"
+            )
+            group.kill_member(0)
+            settle("kill")
+        except DeadlineReached as exc:
+            problem = f"{exc}: the demo's deadline (--max-time) came first; phase cut short"
+            result.problems.append(problem)
+            view.step(f"warning: {problem}")
         view.unwatch()
     result.seconds = time.monotonic() - started
     out.flush()

@@ -101,3 +101,40 @@ class Producer(threading.Thread):
             log.error("demo producer failed: %s", self.error)
         finally:
             producer.close(timeout=5)
+
+
+def delete_demo_groups(bootstrap: str, group_ids: list[str], timeout: float = 20.0) -> list[str]:
+    """Delete the demo's consumer groups (offsets included); returns ``group: reason`` for
+    each group that could not be deleted within ``timeout`` (a group must be empty first:
+    a killed member stays until its session times out, so non-empty groups are retried)."""
+    from kafka.admin import KafkaAdminClient
+
+    if not group_ids:
+        return []
+    deadline = time.monotonic() + timeout
+    pending = list(group_ids)
+    failed: dict[str, str] = {}
+    try:
+        client = KafkaAdminClient(
+            bootstrap_servers=bootstrap.split(","),
+            client_id="kafka-assignors-demo",
+            request_timeout_ms=int(min(timeout, 10.0) * 1000),
+        )
+    except Exception as exc:
+        return [f"{g}: {type(exc).__name__}: {exc}" for g in group_ids]
+    try:
+        while pending:
+            try:
+                results = client.delete_groups(pending)
+            except Exception as exc:
+                results = {g: f"{type(exc).__name__}: {exc}" for g in pending}
+            failed = {
+                g: str(r) for g, r in results.items() if r != "OK" and "GroupIdNotFound" not in r
+            }
+            pending = [g for g in pending if g in failed]
+            if not pending or time.monotonic() + 1.0 > deadline:
+                break
+            time.sleep(1.0)
+    finally:
+        client.close()
+    return [f"{g}: {failed[g]}" for g in pending]
