@@ -302,7 +302,8 @@ def test_spark_gets_the_same_security_settings_as_java_properties(tmp_path: obje
         ssl_certfile=str(folder / "client.pem"), ssl_keyfile=str(folder / "client.key"),
         ssl_password="kp",
     )
-    security = security_kwargs(args)
+    security, ignored = security_kwargs(args)
+    assert ignored == ["fetch.min.bytes", "bootstrap_servers"]
     assert security == {
         "security_protocol": "SASL_SSL", "sasl_mechanism": "SCRAM-SHA-512",
         "sasl_plain_username": "alice", "sasl_plain_password": 'p"w',

@@ -218,10 +218,13 @@ def settings_from_args(args: argparse.Namespace) -> tuple[dict[str, Any], list[s
     return kwargs, ignored
 
 
-def security_kwargs(args: argparse.Namespace) -> dict[str, Any]:
-    """Only the security keywords of :func:`settings_from_args` (for any kafka-python client)."""
-    kwargs, _ = settings_from_args(args)
-    return {k: v for k, v in kwargs.items() if k in SECURITY_KEYS}
+def security_kwargs(args: argparse.Namespace) -> tuple[dict[str, Any], list[str]]:
+    """(the security keywords of :func:`settings_from_args`, valid for any kafka-python
+    client; the names of every other setting given, which a caller that only connects
+    securely ignores)."""
+    kwargs, ignored = settings_from_args(args)
+    security = {k: v for k, v in kwargs.items() if k in SECURITY_KEYS}
+    return security, ignored + sorted(k for k in kwargs if k not in SECURITY_KEYS)
 
 
 def connection_kwargs(args: argparse.Namespace) -> tuple[dict[str, Any], list[str]]:

@@ -61,21 +61,14 @@ def _kafka_options(p: argparse.ArgumentParser, *, required: bool = True) -> None
 
 def _security(args: argparse.Namespace) -> dict[str, Any]:
     """kafka-python security keywords from the options (exits 2 with the reason if invalid)."""
-    from ..explain.connection import (
-        SECURITY_KEYS,
-        ConnectionConfigError,
-        java_properties,
-        settings_from_args,
-    )
+    from ..explain.connection import ConnectionConfigError, java_properties, security_kwargs
 
     try:
-        settings, ignored = settings_from_args(args)
-        security = {k: v for k, v in settings.items() if k in SECURITY_KEYS}
+        security, ignored = security_kwargs(args)
         java_properties(security)  # refuse now what Spark's source could not be given
     except ConnectionConfigError as exc:
         print(f"kafka-assignors {args.command}: error: {exc}", file=sys.stderr)
         raise SystemExit(2) from None
-    ignored += sorted(k for k in settings if k not in SECURITY_KEYS)
     if ignored:
         print(
             f"ignored client properties (only security settings are used): {', '.join(ignored)}",
