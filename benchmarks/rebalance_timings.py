@@ -5,6 +5,8 @@
     python -m benchmarks.rebalance_timings                      # starts a broker in Docker
     python -m benchmarks.rebalance_timings --bootstrap 127.0.0.1:9092 --sizes 3,10
     python -m benchmarks.rebalance_timings --repeats 3 --json /tmp/timings.json
+    python -m benchmarks.rebalance_timings --json benchmarks/results/rebalance_timings.json \
+        --markdown benchmarks/results/rebalance_timings.md   # the committed results
 
 For each group size and protocol: N members (one process each) consume a topic with 2N
 partitions (at least 12) that a producer writes continuously; once every member consumes,
@@ -199,7 +201,12 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="time each member spends in its revocation callback, as one "
                         "that commits or flushes would (default 0)")
     parser.add_argument("--json", help="also write the figures to this file")
+    parser.add_argument("--markdown", help="also write the table, the command and the "
+                        "machine (cores, load averages at start and end) to this file")
     args = parser.parse_args(argv)
+    command = "python -m benchmarks.rebalance_timings " + " ".join(
+        sys.argv[1:] if argv is None else argv)
+    started_at, load_start = _now(), os.getloadavg()
     sizes = [int(s) for s in args.sizes.split(",")]
     protocols = [p for p in args.protocols.split(",") if p]
     rows: list[Cell] = []
@@ -218,15 +225,74 @@ def main(argv: Sequence[str] | None = None) -> int:
                     raw.append(asdict(cell))
                 rows.append(_median_cell(runs))
     load = os.getloadavg()
+    machine = _machine()
+    note = (f"{machine}; load average (1/5/15 min) {_fmt_load(load_start)} at the start, "
+            f"{_fmt_load(load)} at the end; {args.rate:.0f} msg/s; revocation callbacks take "
+            f"{args.revoke_delay_ms} ms; {args.repeats} run(s) per cell (median).")
     print(_table(rows))
-    print(f"\n{os.cpu_count()} cores, load average {load[0]:.1f}/{load[1]:.1f}/{load[2]:.1f}; "
-          f"{args.rate:.0f} msg/s; revocation callbacks take {args.revoke_delay_ms} ms; "
-          f"{args.repeats} run(s) per cell (median).")
+    print(f"\n{note}")
     if args.json:
         with open(args.json, "w", encoding="utf-8") as fh:
-            json.dump({"cells": raw, "load": load, "rate": args.rate,
-                   "revoke_delay_ms": args.revoke_delay_ms}, fh, indent=2)
+            json.dump({"command": command, "started": started_at, "ended": _now(),
+                       "machine": machine, "load_start": load_start, "load": load,
+                       "rate": args.rate, "revoke_delay_ms": args.revoke_delay_ms,
+                       "repeats": args.repeats, "cells": raw}, fh, indent=2)
+            fh.write("\n")
+    if args.markdown:
+        with open(args.markdown, "w", encoding="utf-8") as fh:
+            fh.write(_markdown(command, started_at, _now(), note, rows))
     return 0
+
+
+def _now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%S%z")
+
+
+def _fmt_load(load: Sequence[float]) -> str:
+    return "/".join(f"{x:.2f}" for x in load)
+
+
+def _machine() -> str:
+    cpu = "unknown CPU"
+    with contextlib.suppress(OSError), open("/proc/cpuinfo", encoding="utf-8") as fh:
+        cpu = next((line.split(":", 1)[1].strip() for line in fh
+                    if line.startswith("model name")), cpu)
+    import platform
+
+    import kafka
+
+    return (f"{cpu}, {os.cpu_count()} cores, Linux {platform.release()}, "
+            f"CPython {platform.python_version()}, kafka-python {kafka.__version__}")
+
+
+def _markdown(command: str, started: str, ended: str, note: str, rows: Sequence[Cell]) -> str:
+    return f"""# Rebalance timings: eager against cooperative, live
+
+`{command}` ({started} to {ended}).
+
+{note} One broker (Apache Kafka 4.4.0, KRaft, in Docker) on the same machine; every member
+is a kafka-python process with `session_timeout_ms=10000`, `heartbeat_interval_ms=1000`.
+The load averages include the benchmark's own member processes and broker
+(31 consumer processes on 2 cores in the largest cell).
+
+Each row: N members consume a topic of max(12, 2N) partitions that the producer writes
+continuously; once every member consumes, one more member joins.
+
+* **join -> stable**: from the joiner's consumer subscribing until every member reports
+  STABLE on the final generation (the joiner's own start-up, coordinator lookup and
+  JoinGroup included; both rounds of a cooperative rebalance included).
+* **longest / median pause**: over the members that were already there, the longest gap
+  between two records each processed from the join until 3 s after the group is stable
+  (longest of all members / median of the members' longest).
+* **baseline gap**: the same longest gap over the 5 s before the join: the noise floor.
+* **generations**: rebalances the join caused; **moved**: partitions that changed owner.
+
+{_table(rows)}
+
+kafka-python 3.0.12 returns no records from `poll()` while any rebalance of its member is
+in progress, cooperative ones included, and a cooperative join takes two rounds; the
+members learn of each round at their next heartbeat (up to `heartbeat_interval_ms`).
+"""
 
 
 if __name__ == "__main__":
