@@ -43,7 +43,7 @@ class BroadcastAssignor(KafkaPythonAssignor):
 
 
 class CooperativeBroadcastAssignor(BroadcastAssignor):
-    """Broadcast under the cooperative protocol: members keep consuming through rebalances.
+    """Broadcast under the cooperative protocol: no member ever gives up a partition.
 
     Nothing is ever revoked (everyone keeps everything), so one round is
     enough.  Wire name ``cooperative-broadcast``; cooperative and eager.

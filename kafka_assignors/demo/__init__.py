@@ -224,18 +224,56 @@ def _pipeline(
         print("kafka-assignors demo: error: no time left for the pipeline (--max-time)",
               file=sys.stderr)
         return 1
-    print("\npipeline: profile -> evaluate -> sizing -> report (Spark; about a minute) ...",
-          flush=True)
-    try:
-        proc = subprocess.run(cmd, timeout=timeout, check=False)
-    except subprocess.TimeoutExpired:
-        print(f"kafka-assignors demo: error: the pipeline took over {timeout:.0f} s",
-              file=sys.stderr)
-        return 1
+    out.mkdir(parents=True, exist_ok=True)
+    log_path = (out / "pipeline.log").resolve()
+    print("\npipeline: profile -> evaluate -> sizing -> report (Spark; about a minute; "
+          f"Spark's own output goes to {log_path}) ...", flush=True)
+    code = _run_filtered(cmd, timeout, log_path)
     report = (out / "report" / "report.html").resolve()
-    if proc.returncode != 0 or not report.exists():
-        print(f"kafka-assignors demo: error: the pipeline failed (exit {proc.returncode})",
-              file=sys.stderr)
+    if code is None:
+        print(f"kafka-assignors demo: error: the pipeline took over {timeout:.0f} s "
+              f"(log: {log_path})", file=sys.stderr)
+        return 1
+    if code != 0 or not report.exists():
+        print(f"kafka-assignors demo: error: the pipeline failed (exit {code}); the end of "
+              f"{log_path}:\n{_tail(log_path, 40)}", file=sys.stderr)
         return 1
     print(f"HTML report: {report}", flush=True)
     return 0
+
+
+def _run_filtered(cmd: list[str], timeout: float, log_path: Path) -> int | None:
+    """Run ``cmd``: its stdout (our own messages) is shown; its stderr (the JVM's Ivy and
+    Spark chatter, with our progress lines among it) goes to ``log_path``, and only our
+    ``[kafka-assignors]`` lines are shown.  Returns the exit code, None after ``timeout``."""
+    import threading
+
+    with open(log_path, "w", encoding="utf-8", errors="replace") as log_file:
+        proc = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True, errors="replace")
+        assert proc.stderr is not None
+
+        def copy(stream: Any) -> None:
+            for line in stream:
+                log_file.write(line)
+                if line.startswith("[kafka-assignors]") or line.startswith("kafka-assignors"):
+                    sys.stderr.write(line)
+                    sys.stderr.flush()
+
+        reader = threading.Thread(target=copy, args=(proc.stderr,), daemon=True)
+        reader.start()
+        try:
+            code = proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+            reader.join(timeout=10)
+            return None
+        reader.join(timeout=10)
+        return code
+
+
+def _tail(path: Path, lines: int) -> str:
+    try:
+        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+    except OSError as exc:
+        return f"(cannot read it: {exc})"

@@ -16,9 +16,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
+from ..simulator.grid import SUBSCRIPTIONS as GRID_SUBSCRIPTIONS
 from .cli import REPORTS, _conf, _kafka_options, _rate, _say, _security, _spark_options
 
 ASSIGNORS = (
@@ -28,7 +30,11 @@ ASSIGNORS = (
     "cooperative-sticky",
     "balanced-sticky",
     "cooperative-balanced-sticky",
+    "load-aware",
+    "cooperative-load-aware",
 )
+#: Subscription patterns tried when there are several topics (grid.SUBSCRIPTIONS).
+SUBSCRIPTIONS = ("all", "unequal")
 CHURN = {
     "rolling-restart": ["leave", "join", "leave", "join"],
     "failures": ["crash", "join"],
@@ -57,6 +63,13 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("--group", help="consumer group: its lag is profiled too")
     p.add_argument("--consumers", default="2,3,6", help="group sizes to try (default 2,3,6)")
     p.add_argument("--assignors", default=",".join(ASSIGNORS), help="comma-separated")
+    p.add_argument(
+        "--subscriptions",
+        default=",".join(SUBSCRIPTIONS),
+        help="subscription patterns to try with several topics: all (every consumer on every "
+        "topic), unequal (consumer i on the first i mod T + 1 topics), halves "
+        f"(default {','.join(SUBSCRIPTIONS)})",
+    )
     p.add_argument("--out", type=Path, default=REPORTS, help=f"output root (default {REPORTS})")
     p.add_argument("--kafka-package", metavar="COORDS", help="see `profile --help`")
     g = p.add_argument_group("sizing (from the measured rates)")
@@ -95,6 +108,11 @@ def run_analyze_command(args: argparse.Namespace) -> int:
     from .sizing import describe, size_from_profile
 
     topics = [t.strip() for arg in args.topic for t in arg.split(",") if t.strip()]
+    patterns = [s.strip() for s in args.subscriptions.split(",") if s.strip()]
+    if not patterns or not set(patterns) <= set(GRID_SUBSCRIPTIONS):
+        print(f"kafka-assignors analyze: error: --subscriptions {args.subscriptions!r}: use "
+              f"one or more of {', '.join(GRID_SUBSCRIPTIONS)}", file=sys.stderr)
+        return 2
     security = _security(args)
     spark = build_session(
         args.master,
@@ -114,6 +132,8 @@ def run_analyze_command(args: argparse.Namespace) -> int:
     grid = {
         "clusters": [{"name": "measured", "profile": str(json_path.resolve())}],
         "consumers": sizes,
+        # with one topic every pattern is "all": do not simulate it twice
+        "subscriptions": patterns if len(topics) > 1 else ["all"],
         "churn": CHURN,
     }
     scenarios = expand_grid(grid)

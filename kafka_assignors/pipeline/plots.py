@@ -74,17 +74,36 @@ def movement(steps: Any, path: Path) -> Path:
 def tradeoff(figures: Sequence[Any], path: Path) -> Path:
     """One point per assignor: mean avoidable moves against mean load imbalance."""
     fig, ax = plt.subplots(figsize=(6.5, 4.5))
-    for f in figures:
-        if f.failures:
-            continue
-        ax.scatter(f.moved_from_stayers, f.load_imbalance, s=60)
+    usable = [f for f in figures if not f.failures]
+    xs = [f.moved_from_stayers for f in usable]
+    ys = [f.load_imbalance for f in usable]
+    # assignors landing on (nearly) the same point - a strategy and its cooperative variant,
+    # say - share one marker and one label instead of printing over each other
+    x_span = (max(xs) - min(xs)) if xs else 0.0
+    y_span = (max(ys) - min(ys)) if ys else 0.0
+    points: dict[tuple[int, int], list[Any]] = {}
+    for f in usable:
+        key = (round(f.moved_from_stayers / (x_span or 1.0) * 50),
+               round(f.load_imbalance / (y_span or 1.0) * 50))
+        points.setdefault(key, []).append(f)
+    above: list[tuple[float, float]] = []  # points labelled above-right so far
+    for group in sorted(points.values(), key=lambda g: g[0].moved_from_stayers):
+        x, y = group[0].moved_from_stayers, group[0].load_imbalance
+        ax.scatter(x, y, s=60)
+        # a label would run into the one of a point just left of it at the same height:
+        # put this one below its point
+        crowded = any(abs(y - py) < 0.08 * (y_span or 1.0) and x - px < 0.3 * (x_span or 1.0)
+                      for px, py in above)
+        if not crowded:
+            above.append((x, y))
         ax.annotate(
-            f.assignor,
-            (f.moved_from_stayers, f.load_imbalance),
+            "\n".join(f.assignor for f in group),
+            (x, y),
             textcoords="offset points",
-            xytext=(6, 4),
+            xytext=(6, -14 * len(group)) if crowded else (6, 4),
             fontsize=9,
         )
+    ax.margins(0.08, 0.12)  # room for the labels of points at the edges
     ax.set_xlabel("avoidable moves per rebalance (mean)")
     ax.set_ylabel("busiest consumer / mean load (mean)")
     ax.set_title("Balance against stickiness (best: bottom left)")

@@ -169,6 +169,11 @@ def build_session(
         # local workers must run this interpreter, which has kafka_assignors installed
         # (PySpark reads the variable when the context starts)
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+        # one machine: keep the driver on loopback (Spark otherwise binds to the first
+        # non-loopback interface it finds, and warns about it); settings given win
+        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+        settings.setdefault("spark.driver.host", "127.0.0.1")
+        settings.setdefault("spark.driver.bindAddress", "127.0.0.1")
     for key, value in settings.items():
         builder = builder.config(key, value)
     spark: Any = builder.getOrCreate()

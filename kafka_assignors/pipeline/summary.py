@@ -5,8 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-#: Two assignors whose mean load imbalance is this close balance equally well.
-BALANCE_TIE = 0.02
+#: Two assignors whose mean load imbalance (busiest / mean) is within this fraction of each
+#: other balance equally well: below it, which partitions happen to be hot decides, not the
+#: assignor, and fewer partitions moved is worth more.
+BALANCE_TIE = 0.05
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,8 +78,8 @@ def recommend(figures: list[AssignorFigures]) -> tuple[str | None, list[str]]:
     if not usable:
         return None, [*lines, "Every assignor failed somewhere; see the table."]
     best_balance = min(f.load_imbalance for f in usable)
-    balanced = [f for f in usable if f.load_imbalance <= best_balance + BALANCE_TIE]
-    # among equals, a cooperative assignor wins: its consumers keep reading during rebalances
+    balanced = [f for f in usable if f.load_imbalance <= best_balance * (1 + BALANCE_TIE)]
+    # among equals, a cooperative assignor wins: partitions that stay are never revoked
     pick = min(
         balanced,
         key=lambda f: (
@@ -100,7 +102,7 @@ def recommend(figures: list[AssignorFigures]) -> tuple[str | None, list[str]]:
         if f is pick:
             continue
         worse = []
-        if f.load_imbalance > pick.load_imbalance + BALANCE_TIE:
+        if f.load_imbalance > pick.load_imbalance * (1 + BALANCE_TIE):
             worse.append(f"a busiest consumer at {f.load_imbalance:.2f}x the mean")
         if f.moved_from_stayers > pick.moved_from_stayers + max(0.5, pick.moved_from_stayers / 10):
             worse.append(
@@ -113,14 +115,15 @@ def recommend(figures: list[AssignorFigures]) -> tuple[str | None, list[str]]:
             lines.append(f"{f.assignor}: " + ", ".join(worse) + ".")
     if pick.rounds > 1.0:
         lines.append(
-            f"{pick.assignor} is cooperative: during a rebalance its consumers keep reading the "
-            "partitions that stay, and moved partitions change hands in a second round."
+            f"{pick.assignor} is cooperative: a rebalance never revokes the partitions that "
+            "stay (no re-read from the last commit, no rebuilt local state), and moved "
+            "partitions change hands in a second round."
         )
     coop = [f for f in usable if f.rounds > 1.0 and f.assignor.endswith(pick.assignor)]
     if pick.rounds <= 1.0 and coop:
         lines.append(
-            f"Consumers that must keep reading during a rebalance should take {coop[0].assignor}:"
-            " the same assignment, handed over in two cooperative rounds."
+            f"Consumers that must not give up the partitions they keep should take "
+            f"{coop[0].assignor}: the same assignment, handed over in two cooperative rounds."
         )
     if pick.copartition_violations > 0:
         keeps = [f.assignor for f in usable if f.copartition_violations == 0]
