@@ -80,6 +80,10 @@ def test_demo_short_runs_the_groups_then_the_pipeline_and_cleans_up(
     assert {e["topic"] for e in profile["partitions"]} == set(re.findall(
         r"topics: (demo-orders-\w+) \(8 partitions\), (demo-payments-\w+)", out)[0])
     assert (report_dir / "evaluate" / "steps.parquet").exists()
+    # Spark's console output is kept in the log, not shown; our progress lines are shown
+    spark_log = (report_dir / "pipeline.log").read_text()
+    assert "log4j" in spark_log and "log4j" not in proc.stderr + out
+    assert "[kafka-assignors] profile:" in proc.stderr
     # cleanup: the demo's groups and topics are deleted from the (bring-your-own) cluster
     removed = re.search(r"removed consumer groups (\S+), (\S+) and topics", out)
     assert removed is not None, out[-2000:]
