@@ -41,11 +41,30 @@ def test_identical_subscriptions_differ_by_at_most_one(group: GroupSpec) -> None
     assert max(counts) - min(counts) <= 1
 
 
+@SETTINGS
+@given(groups(uniform=True))
+def test_identical_subscriptions_balance_every_topic(group: GroupSpec) -> None:
+    """With identical subscriptions every member holds the floor or ceiling of every topic."""
+    assignment = balanced_sticky(group)
+    assert all(spread <= 1 for spread in ref.topic_spreads(group, assignment).values())
+
+
 @settings(max_examples=600, deadline=None)
 @given(groups(max_members=5, max_partitions=5))
-def test_movement_is_minimal(group: GroupSpec) -> None:
-    """Moves equal the fewest any optimally balanced assignment needs (exact min-cost flow)."""
+def test_balance_then_topics_then_movement_are_optimal(group: GroupSpec) -> None:
+    """Loads, then per-topic squares, then moves equal the exact lexicographic optimum."""
     assignment = balanced_sticky(group)
+    best_loads, best_squares, best_moves = ref.per_topic_optimum(group)
+    assert sorted(ref.loads(assignment).values()) == best_loads
+    assert ref.topic_squares(group, assignment) == best_squares
+    assert ref.moves(group, assignment) == best_moves
+
+
+@settings(max_examples=300, deadline=None)
+@given(groups(max_members=5, max_partitions=5))
+def test_without_per_topic_balance_movement_is_minimal(group: GroupSpec) -> None:
+    """The opt-out keeps the old guarantee: optimal balance, then the fewest moves."""
+    assignment = balanced_sticky(group, per_topic=False)
     best_loads, best_moves = ref.optimum(group)
     assert sorted(ref.loads(assignment).values()) == best_loads
     assert ref.moves(group, assignment) == best_moves
@@ -76,7 +95,7 @@ def test_event_moves_only_what_balance_needs(group: GroupSpec, data: st.DataObje
         members.append(MemberSpec("joiner", members[0].topics))
     after = GroupSpec.build(members, {t: s.partitions for t, s in group.topics.items()})
     second = balanced_sticky(after)
-    assert ref.moves(after, second) == ref.optimum(after)[1]
+    assert ref.moves(after, second) == ref.per_topic_optimum(after)[2]
 
 
 @SETTINGS

@@ -9,13 +9,23 @@ Objective, in this order (a lexicographic min-cost flow):
 
 1. balance - the loads form an optimal semi-matching: no partition can be
    passed along a chain of members, each subscribed to the topic it receives,
-   from a member with ``k + 2`` or more partitions to one with ``k`` or fewer;
-2. movement - among those, the fewest owned partitions leave their owner.
+   from a member with ``k + 2`` or more partitions to one with ``k`` or fewer
+   (equivalently: the sum of squared loads is the least possible);
+2. per-topic balance (``per_topic``, the default) - among those, the least
+   ``sum over topics t, members m of x[m][t]**2``: each topic spread over its
+   subscribers as evenly as 1 allows (with identical subscriptions: the floor
+   or the ceiling of ``P_t / M`` everywhere);
+3. movement - among those, the fewest owned partitions leave their owner.
 
 Steps: keep every claim; place unowned partitions by water-filling, most
-constrained topic first; remove imbalance along cheapest cost-reducing paths;
-then cancel negative-cost cycles of the residual graph (with "level" nodes
-that allow load-neutral swaps), which is the optimality test of min-cost flow.
+constrained topic first; remove imbalance along cheapest cost-reducing paths
+(objective 1 is then met); then cancel negative cycles of the residual graph
+(with "level" nodes that allow load-neutral swaps), which is the optimality
+test of min-cost flow, under the cost ``scale * d2 + d3`` of a unit move:
+``d2`` its change of objective 2 (``2x + 1`` to take a unit of a topic the
+member holds ``x`` of, ``-(2x - 1)`` to give one up), ``d3`` its change of
+moved partitions, and ``scale`` larger than any ``|d3|`` along a simple cycle
+(the number of topics plus one), so a cycle improves 2 first, then 3.
 """
 
 from __future__ import annotations
@@ -46,6 +56,7 @@ class _State:
         subscriptions: Mapping[int, Sequence[str]],
         partition_counts: Mapping[str, int],
         owned: Sequence[Mapping[str, Sequence[int]]],
+        per_topic: bool = True,
     ) -> None:
         self.members = list(member_ids)
         self.subs = {i: list(subscriptions[i]) for i in self.members}
@@ -61,6 +72,13 @@ class _State:
         }
         self.x: dict[int, dict[str, int]] = {i: dict(self.own[i]) for i in self.members}
         self.load: dict[int, int] = {i: sum(self.x[i].values()) for i in self.members}
+        # weight of objective 2 against objective 3 in a cycle's cost (0: ignore 2)
+        self.scale = len(self.topics) + 1 if per_topic else 0
+
+    def start_from(self, x: Mapping[int, Mapping[str, int]]) -> None:
+        """Start from given counts (already optimally balanced) instead of the claims."""
+        self.x = {i: {t: c for t, c in x[i].items() if c} for i in self.members}
+        self.load = {i: sum(self.x[i].values()) for i in self.members}
 
     def move(self, giver: int, topic: str, taker: int, amount: int = 1) -> None:
         left = self.x[giver][topic] - amount
@@ -80,6 +98,26 @@ class _State:
         """Cost of ``member`` taking one: -1 if that gives back one it owned."""
         return -1 if self.x[member].get(topic, 0) < self.own[member].get(topic, 0) else 0
 
+    def give_weight(self, member: int, topic: str) -> int:
+        """Cycle cost of giving one up: per-topic balance first, then movement."""
+        return self.scale * (1 - 2 * self.x[member][topic]) + self.give_cost(member, topic)
+
+    def take_weight(self, member: int, topic: str) -> int:
+        """Cycle cost of taking one: per-topic balance first, then movement."""
+        x = self.x[member].get(topic, 0)
+        return self.scale * (2 * x + 1) + self.take_cost(member, topic)
+
+    def topics_even(self) -> bool:
+        """Every topic's counts differ by at most one over its subscribers (objective 2's bound)."""
+        for t, subs in self.subscribers.items():
+            lo, hi = divmod(self.counts[t], len(subs))
+            hi = lo + 1 if hi else lo
+            for i in subs:
+                c = self.x[i].get(t, 0)
+                if c < lo or c > hi:
+                    return False
+        return True
+
 
 def assign_unequal(
     member_ids: Sequence[int],
@@ -87,21 +125,28 @@ def assign_unequal(
     partition_counts: Mapping[str, int],
     owned: Sequence[Mapping[str, Sequence[int]]],
     polish_budget: int = POLISH_BUDGET,
+    per_topic: bool = True,
+    start: Mapping[int, Mapping[str, int]] | None = None,
 ) -> IndexedAssignment:
     """Optimal balanced, minimal-movement assignment for one connected set of members.
 
-    ``polish_budget`` caps the work (edge relaxations) spent on minimising movement;
-    when it runs out the result is still balanced and deterministic, but may move
-    more partitions than necessary.
+    ``polish_budget`` caps the work (edge relaxations) spent on per-topic balance
+    and movement; when it runs out the result is still balanced and deterministic,
+    but may be less even per topic or move more partitions than necessary.
+    ``start`` gives optimally balanced counts to improve instead of computing them.
     """
-    st = _State(member_ids, subscriptions, partition_counts, owned)
-    _place_unowned(st)
-    _balance(st)
+    st = _State(member_ids, subscriptions, partition_counts, owned, per_topic)
+    if start is None:
+        _place_unowned(st)
+        _balance(st)
+    else:
+        st.start_from(start)
     budget = _Budget(polish_budget)
     if not _polish(st, budget):
         log.warning(
             "movement minimisation stopped after its work budget (%d edge relaxations); "
-            "the assignment is balanced but may move more partitions than necessary",
+            "the assignment is balanced but may be less even per topic or move more "
+            "partitions than necessary",
             polish_budget,
         )
     log.debug("movement minimisation used %d edge relaxations", polish_budget - budget.left)
@@ -221,8 +266,10 @@ def _polish(st: _State, budget: _Budget) -> bool:
     while True:
         if not any(
             st.x[i].get(t, 0) < c for i in st.members for t, c in st.own[i].items()
-        ):
-            return True  # no member lacks an owned partition: nothing can get cheaper
+        ) and (not st.scale or st.topics_even()):
+            # no member lacks an owned partition and no topic can be more even:
+            # nothing can get cheaper
+            return True
         cycle = _negative_cycle(st, budget)
         if cycle is None:
             return True
@@ -256,9 +303,9 @@ def _negative_cycle(st: _State, budget: _Budget) -> list[tuple[int, str, int]] |
         edges.append((nid(("L", st.load[i])), m, 0))
         edges.append((m, nid(("L", st.load[i] + 1)), 0))
         for t in st.x[i]:
-            edges.append((m, nid(("t", t)), st.give_cost(i, t)))
+            edges.append((m, nid(("t", t)), st.give_weight(i, t)))
         for t in st.subs[i]:
-            edges.append((nid(("t", t)), m, st.take_cost(i, t)))
+            edges.append((nid(("t", t)), m, st.take_weight(i, t)))
     size = len(names)
     dist = [0] * size
     pred = [-1] * size
