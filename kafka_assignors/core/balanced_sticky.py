@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from .claims import Claims, resolve_claims
 from .model import Assignment, GroupSpec, MemberSpec
 from .unequal import POLISH_BUDGET, assign_unequal
-from .uniform import IndexedAssignment, deal_uniform, plan_counts, plan_uniform
+from .uniform import IndexedAssignment, deal_uniform, held_counts, plan_counts, plan_uniform
 from .uniform_total import assign_uniform_total
 
 log = logging.getLogger("kafka_assignors.core")
@@ -95,10 +95,11 @@ def _uniform_part(
     polish_budget: int,
 ) -> tuple[IndexedAssignment, int]:
     """One part with identical subscriptions, and the moves beyond what total balance needs."""
-    ones, proven = plan_uniform(part_members, part_topics, counts, claims.owned)
+    held = held_counts(part_members, claims.owned)
+    ones, proven = plan_uniform(part_members, part_topics, counts, held)
     if ones is not None and proven:
         got, moved = deal_uniform(
-            part_members, part_topics, counts, claims.owned, claims.claimed, ones
+            part_members, part_topics, counts, claims.owned, claims.claimed, held, ones
         )
     else:
         # rare: the plan cannot be shown to keep the most; the exact search finishes

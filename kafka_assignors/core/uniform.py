@@ -33,17 +33,24 @@ IndexedAssignment = dict[int, dict[str, list[int]]]
 Ceilings = dict[str, set[int]]
 
 
+def held_counts(
+    member_ids: Sequence[int], owned: Sequence[Mapping[str, Sequence[int]]]
+) -> dict[int, dict[str, int]]:
+    """member -> topic -> how many partitions of it the member owns (non-zero only)."""
+    return {i: dict(zip(owned[i], map(len, owned[i].values()), strict=True)) for i in member_ids}
+
+
 def plan_uniform(
     member_ids: Sequence[int],
     topics: Sequence[str],
     partition_counts: Mapping[str, int],
-    owned: Sequence[Mapping[str, Sequence[int]]],
+    held: Mapping[int, Mapping[str, int]],
 ) -> tuple[Ceilings | None, bool]:
     """Choose which members get the ceiling of each topic; see the module docstring.
 
-    Returns ``(ceilings, proven)``: ``ceilings`` is None if the completion got
-    stuck (then nothing is known), and ``proven`` says the plan keeps the most
-    owned partitions possible.
+    ``held`` comes from :func:`held_counts`.  Returns ``(ceilings, proven)``:
+    ``ceilings`` is None if the completion got stuck (then nothing is known),
+    and ``proven`` says the plan keeps the most owned partitions possible.
     """
     m_count = len(member_ids)
     floor = {t: partition_counts[t] // m_count for t in topics}
@@ -54,10 +61,14 @@ def plan_uniform(
     k, e = divmod(sum(rem.values()), m_count)
 
     wants: dict[int, list[str]] = {}
+    at_floor = floor.items()
     for i in member_ids:
-        w = [t for t, ps in owned[i].items() if t in rem and len(ps) > floor[t]]
-        if w:
-            wants[i] = w
+        # set difference of (topic, count) pairs: only the cells off the floor, in C
+        off = held[i].items() - at_floor
+        if off:
+            w = sorted(t for t, c in off if c > floor[t] and t in rem)
+            if w:
+                wants[i] = w
     left = dict(rem)
     deg = dict.fromkeys(member_ids, 0)
     hub = e  # rows that may still take k + 1
@@ -69,18 +80,20 @@ def plan_uniform(
             e, sum(1 for w in wants.values() if len(w) > k)
         )
         bound = min(row_bound, col_bound)
-        # rows wanting more than k first (they can use the e larger rows), then
-        # the least contested columns first, so rows after them find room
+        # rows wanting more than k first (they can use the e larger rows); a row that
+        # must leave some wanted columns leaves those left least often so far (each
+        # left column needs another row with room), then the most contested
+        dropped = dict.fromkeys(contest, 0)
         for i in sorted(wants, key=lambda i: (-min(len(wants[i]), k + 1), i)):
             cap = k + 1 if hub and len(wants[i]) > k else k
             got = 0
-            for t in sorted(wants[i], key=lambda t: (contest[t] - rem[t], t)):
-                if got == cap:
-                    break
-                if left[t]:
+            for t in sorted(wants[i], key=lambda t: (-dropped[t], contest[t] - rem[t], t)):
+                if got < cap and left[t]:
                     left[t] -= 1
                     ones[t].add(i)
                     got += 1
+                else:
+                    dropped[t] += 1
             if got > k:
                 hub -= 1
             deg[i] = got
@@ -242,6 +255,7 @@ def deal_uniform(
     partition_counts: Mapping[str, int],
     owned: Sequence[Mapping[str, list[int]]],
     claimed: Mapping[str, set[int]],
+    held: Mapping[int, Mapping[str, int]],
     ones: Ceilings,
 ) -> tuple[IndexedAssignment, int]:
     """Partitions for the plan: owners keep their lowest-numbered own first.
@@ -249,49 +263,72 @@ def deal_uniform(
     Returns the assignment and how many owned partitions changed owner.
     """
     m_count = len(member_ids)
-    result: IndexedAssignment = {i: {} for i in member_ids}
+    if not any(claimed.get(t) for t in topics):
+        return _deal_fresh(member_ids, topics, partition_counts, ones), 0
+    floors = {t: partition_counts[t] // m_count for t in topics if partition_counts[t] >= m_count}
+    ceilings_of: dict[int, list[str]] = {}
+    for t, rows in ones.items():
+        for i in rows:
+            ceilings_of.setdefault(i, []).append(t)
+    result: IndexedAssignment = {}
+    freed: dict[str, list[int]] = {}
+    short: dict[str, list[tuple[int, int]]] = {}
     moved = 0
-    for t in topics:
-        n = partition_counts[t]
-        f = n // m_count
-        plus = ones.get(t)
-        taken = claimed.get(t)
-        if not taken:
-            # nobody owns any of it: consecutive blocks, members in order
-            pos = 0
-            for i in member_ids:
-                c = f + 1 if plus and i in plus else f
-                if c:
-                    result[i][t] = list(range(pos, pos + c))
-                    pos += c
-            continue
-        freed: list[int] = []
-        short: list[tuple[int, int]] = []
-        for i in member_ids:
-            want = f + 1 if plus and i in plus else f
-            mine = owned[i].get(t)
-            if not mine:
+    for i in member_ids:
+        target = floors.copy()
+        for t in ceilings_of.get(i, ()):
+            target[t] = target.get(t, 0) + 1
+        mine = owned[i]
+        res = dict(mine)
+        result[i] = res
+        off = held[i].items() ^ target.items()
+        if not off:
+            continue  # keeps exactly what it owns (the usual case after a leave)
+        for t in {t for t, _c in off}:
+            want = target.get(t, 0)
+            ps = mine.get(t)
+            h = len(ps) if ps else 0
+            if h > want:
+                assert ps is not None
+                srt = sorted(ps)
                 if want:
-                    short.append((i, want))
-                continue
-            h = len(mine)
-            if h <= want:
-                result[i][t] = mine
-                if h < want:
-                    short.append((i, want - h))
-            else:
-                s = sorted(mine)
-                if want:
-                    result[i][t] = s[:want]
-                freed.extend(s[want:])
-        moved += len(freed)
-        if short:
-            freed.extend(p for p in range(n) if p not in taken)
-            freed.sort()
-            pos = 0
-            for i, c in short:
-                got = result[i].get(t)
-                more = freed[pos : pos + c]
-                pos += c
-                result[i][t] = sorted(got + more) if got else more
+                    res[t] = srt[:want]
+                else:
+                    del res[t]
+                freed.setdefault(t, []).extend(srt[want:])
+                moved += h - want
+            elif h < want:
+                short.setdefault(t, []).append((i, want - h))
+    for t, needs in short.items():
+        taken = claimed.get(t, set())
+        pool = freed.get(t, [])
+        pool.extend(p for p in range(partition_counts[t]) if p not in taken)
+        pool.sort()
+        pos = 0
+        for i, c in needs:
+            got = result[i].get(t)
+            more = pool[pos : pos + c]
+            pos += c
+            result[i][t] = sorted(got + more) if got else more
     return result, moved
+
+
+def _deal_fresh(
+    member_ids: Sequence[int],
+    topics: Sequence[str],
+    partition_counts: Mapping[str, int],
+    ones: Ceilings,
+) -> IndexedAssignment:
+    """Nobody owns anything: consecutive blocks per topic, members in order."""
+    m_count = len(member_ids)
+    result: IndexedAssignment = {i: {} for i in member_ids}
+    for t in topics:
+        f = partition_counts[t] // m_count
+        plus = ones.get(t)
+        pos = 0
+        for i in member_ids:
+            c = f + 1 if plus and i in plus else f
+            if c:
+                result[i][t] = list(range(pos, pos + c))
+                pos += c
+    return result
