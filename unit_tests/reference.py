@@ -181,6 +181,46 @@ def per_topic_optimum(group: GroupSpec) -> tuple[list[int], int, int]:
     return sorted(loads(result).values()), topic_squares(group, result), moves(group, result)
 
 
+def fewest_moves_even(group: GroupSpec) -> int:
+    """Identical subscriptions: the fewest moves of any assignment whose member totals and
+    per-topic counts are all the floor or the ceiling of their mean (exact min-cost flow).
+
+    Lower bounds as arcs worth ``-big`` each: the optimum fills all of them (such an
+    assignment always exists; asserted), and the moves are what is left of the cost.
+    """
+    members = [m.member_id for m in group.members if usable(group, m)]
+    parts = all_partitions(group)
+    n, size = len(parts), len(members)
+    before = claim_owner(group)
+    big = n + 1
+    g = nx.DiGraph()
+    g.add_node("s", demand=-n)
+    g.add_node("z", demand=n)
+    must = 0
+    for t, p in parts:
+        g.add_edge("s", ("p", t, p), capacity=1, weight=0)
+        for m in members:
+            owner = before.get((t, p))
+            g.add_edge(("p", t, p), ("mt", m, t), capacity=1,
+                       weight=1 if owner is not None and owner != m else 0)
+    base, extra = divmod(n, size)
+    for m in members:
+        for t in group.subscribed_topics():
+            lo, r = divmod(group.partition_count(t), size)
+            g.add_edge(("mt", m, t), ("lo", m, t), capacity=lo, weight=-big)
+            g.add_edge(("lo", m, t), ("m", m), capacity=lo, weight=0)
+            g.add_edge(("mt", m, t), ("m", m), capacity=1 if r else 0, weight=0)
+            must += lo
+        g.add_edge(("m", m), ("lo", m), capacity=base, weight=-big)
+        g.add_edge(("lo", m), "z", capacity=base, weight=0)
+        g.add_edge(("m", m), "z", capacity=1 if extra else 0, weight=0)
+        must += base
+    flow = nx.min_cost_flow(g)
+    cost = nx.cost_of_flow(g, flow)
+    assert cost < -big * (must - 1) + 1, "no assignment is even in total and in every topic"
+    return int(cost + big * must)
+
+
 def min_makespan(weights: Sequence[float], machines: int) -> float:
     """The exact smallest possible heaviest load (branch and bound; small inputs only)."""
     items = sorted(weights, reverse=True)
