@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import random
+from unittest import mock
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from kafka_assignors.core import unequal
 from kafka_assignors.core.balanced_sticky import balanced_sticky
 from kafka_assignors.core.cooperative import withhold_moving
 from kafka_assignors.core.model import GroupSpec, MemberSpec
@@ -58,6 +60,19 @@ def test_balance_then_topics_then_movement_are_optimal(group: GroupSpec) -> None
     assert sorted(ref.loads(assignment).values()) == best_loads
     assert ref.topic_squares(group, assignment) == best_squares
     assert ref.moves(group, assignment) == best_moves
+
+
+@settings(max_examples=300, deadline=None)
+@given(groups(max_members=6, max_partitions=6, uniform=False))
+def test_class_shares_alone_reach_both_balances(group: GroupSpec) -> None:
+    """Without the member-level search (as in large groups), loads and per-topic squares
+    are still the exact optimum: they depend only on the classes' shares."""
+    with mock.patch.object(unequal, "EXACT_CELLS", -1):
+        assignment = balanced_sticky(group)
+    validate_assignment(group, assignment)
+    best_loads, best_squares, _moves = ref.per_topic_optimum(group)
+    assert sorted(ref.loads(assignment).values()) == best_loads
+    assert ref.topic_squares(group, assignment) == best_squares
 
 
 @settings(max_examples=300, deadline=None)

@@ -34,8 +34,9 @@ import logging
 from collections import deque
 from collections.abc import Mapping, Sequence
 
-from .paths import trace_path
-from .uniform import IndexedAssignment
+from .class_shares import balance_shares
+from .paths import Budget, cycle_in_predecessors, trace_path
+from .uniform import IndexedAssignment, plan_counts, plan_uniform
 
 log = logging.getLogger("kafka_assignors.core")
 
@@ -45,6 +46,9 @@ log = logging.getLogger("kafka_assignors.core")
 #: fast one, and the second cooperative round reproduces the first.  The benchmark
 #: workloads (up to 1,000,000 partitions x 2,000 members, unequal) use none of it.
 POLISH_BUDGET = 50_000_000
+#: Largest part (sum of subscribed topics over its members) whose moves are minimised
+#: exactly, member by member, after per-topic balance was solved on classes of members.
+EXACT_CELLS = 2_000
 
 
 class _State:
@@ -136,13 +140,22 @@ def assign_unequal(
     ``start`` gives optimally balanced counts to improve instead of computing them.
     """
     st = _State(member_ids, subscriptions, partition_counts, owned, per_topic)
+    budget = Budget(polish_budget)
+    polish = True
     if start is None:
         _place_unowned(st)
         _balance(st)
+        if per_topic:
+            planned = _class_plan(st, budget)
+            if planned is not None:
+                st.start_from(planned)
+                # objectives 1 and 2 are exact now; the member-level search for the
+                # fewest moves costs (members x topics) per Bellman-Ford round, so it
+                # runs on small parts only and large ones keep the classes' tie-break
+                polish = sum(len(st.subs[i]) for i in st.members) <= EXACT_CELLS
     else:
         st.start_from(start)
-    budget = _Budget(polish_budget)
-    if not _polish(st, budget):
+    if polish and not _polish(st, budget):
         log.warning(
             "movement minimisation stopped after its work budget (%d edge relaxations); "
             "the assignment is balanced but may be less even per topic or move more "
@@ -153,13 +166,38 @@ def assign_unequal(
     return _deal_out(st)
 
 
-class _Budget:
-    """Work left for :func:`_polish`, shared by all its Bellman-Ford runs."""
-
-    __slots__ = ("left",)
-
-    def __init__(self, left: int) -> None:
-        self.left = left
+def _class_plan(st: _State, budget: Budget) -> dict[int, dict[str, int]] | None:
+    """Counts with optimal balance and per-topic balance, solved on classes of members with
+    identical subscriptions (:mod:`.class_shares`), then spread inside each class by the
+    uniform plan (floor or ceiling of the class's share, the most owned kept).  None if a
+    class's plan could not be completed (never expected) or the budget ran out."""
+    members_of: dict[tuple[str, ...], list[int]] = {}
+    for i in st.members:
+        members_of.setdefault(tuple(st.subs[i]), []).append(i)
+    classes = list(members_of.items())
+    shares: list[dict[str, int]] = []
+    holdings: list[dict[str, int]] = []
+    for _topics, ms in classes:
+        share: dict[str, int] = {}
+        held: dict[str, int] = {}
+        for i in ms:
+            for t, c in st.x[i].items():
+                share[t] = share.get(t, 0) + c
+            for t, c in st.own[i].items():
+                held[t] = held.get(t, 0) + c
+        shares.append(share)
+        holdings.append(held)
+    if not balance_shares([t for t, _ms in classes], [len(ms) for _t, ms in classes],
+                          shares, holdings, budget):
+        return None
+    x: dict[int, dict[str, int]] = {}
+    for (topics, ms), share in zip(classes, shares, strict=True):
+        counts = {t: share.get(t, 0) for t in topics}
+        ones, _kept_most = plan_uniform(ms, topics, counts, st.own)
+        if ones is None:
+            return None
+        x.update(plan_counts(ms, topics, counts, ones))
+    return x
 
 
 def _place_unowned(st: _State) -> None:
@@ -261,7 +299,7 @@ def _cheapest_path(
     return None, done_m
 
 
-def _polish(st: _State, budget: _Budget) -> bool:
+def _polish(st: _State, budget: Budget) -> bool:
     """Cancel negative cycles until none is left; False if the budget ran out first."""
     while True:
         if not any(
@@ -279,7 +317,7 @@ def _polish(st: _State, budget: _Budget) -> bool:
             st.move(giver, topic, taker)
 
 
-def _negative_cycle(st: _State, budget: _Budget) -> list[tuple[int, str, int]] | None:
+def _negative_cycle(st: _State, budget: Budget) -> list[tuple[int, str, int]] | None:
     """Bellman-Ford over members, topics and load levels.
 
     Level node ``L`` joins "a member at load L gives" to "a member at load L-1
@@ -321,28 +359,9 @@ def _negative_cycle(st: _State, budget: _Budget) -> list[tuple[int, str, int]] |
                 changed = True
         if not changed:
             return None
-        start = _cycle_in_predecessors(pred)
+        start = cycle_in_predecessors(pred)
         if start is not None:
             return _cycle_moves(start, pred, names)
-    return None
-
-
-def _cycle_in_predecessors(pred: Sequence[int]) -> int | None:
-    """A node on a cycle of the predecessor graph (such a cycle has negative cost)."""
-    state = [0] * len(pred)  # 0 new, 1 on current walk, 2 finished
-    for s in range(len(pred)):
-        if state[s]:
-            continue
-        walk = []
-        v = s
-        while v != -1 and state[v] == 0:
-            state[v] = 1
-            walk.append(v)
-            v = pred[v]
-        if v != -1 and state[v] == 1:
-            return v
-        for w in walk:
-            state[w] = 2
     return None
 
 
