@@ -1,12 +1,22 @@
 """The balanced sticky algorithm: optimal balance, then each topic even, then the fewest moves.
 
-Members are split into independent parts (members linked by a shared topic).
-A part whose members all subscribe to the same topics is planned without
-search (:mod:`.uniform`); any other part, or a uniform plan that cannot be
-proven to move the fewest partitions, goes to the min-cost method of
-:mod:`.unequal`.  ``per_topic=False`` keeps the old tie-breaking: total balance,
-then the fewest moves, whatever the spread of each topic
-(:mod:`.uniform_total`, and :mod:`.unequal` without objective 2).
+Objectives, in this order (``x[m][t]``: partitions of topic ``t`` member ``m`` gets):
+1. the least sum of squared member loads (an optimal semi-matching);
+2. the least sum over topics and members of ``x[m][t] ** 2`` (each topic spread
+   over its subscribers as evenly as 1 allows);
+3. the fewest owned partitions (after :mod:`.claims`) that change owner.
+
+Members are split into independent parts (members linked by a shared topic),
+in canonical order (:func:`canonical_members`: static members by instance id,
+then member id).  A part whose members all subscribe to the same topics is
+planned without search (:mod:`.uniform`); any other part, or a uniform plan
+that cannot be proven to move the fewest partitions, goes to the min-cost
+method of :mod:`.unequal` (which solves objective 2 on classes of members,
+:mod:`.class_shares`).  Whatever the objectives leave open is decided by fixed
+orders (members canonical, topics by name, partitions by number), so every
+leader computes the same assignment.  ``per_topic=False`` keeps the old
+tie-breaking: objectives 1 and 3 only (:mod:`.uniform_total`, and
+:mod:`.unequal` without objective 2).
 """
 
 from __future__ import annotations
