@@ -8,7 +8,7 @@ from unittest import mock
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kafka_assignors.core import unequal
+from kafka_assignors.core import class_shares, unequal
 from kafka_assignors.core.balanced_sticky import balanced_sticky
 from kafka_assignors.core.cooperative import withhold_moving
 from kafka_assignors.core.model import GroupSpec, MemberSpec
@@ -63,11 +63,15 @@ def test_balance_then_topics_then_movement_are_optimal(group: GroupSpec) -> None
 
 
 @settings(max_examples=300, deadline=None)
-@given(groups(max_members=6, max_partitions=6, uniform=False))
-def test_class_shares_alone_reach_both_balances(group: GroupSpec) -> None:
+@given(groups(max_members=6, max_partitions=6, uniform=False), st.sampled_from([10**9, -1]))
+def test_class_shares_alone_reach_both_balances(group: GroupSpec, pair_limit: int) -> None:
     """Without the member-level search (as in large groups), loads and per-topic squares
-    are still the exact optimum: they depend only on the classes' shares."""
-    with mock.patch.object(unequal, "EXACT_CELLS", -1):
+    are still the exact optimum: they depend only on the classes' shares (cycles searched
+    on the class graph, or on topics and classes when there are many classes)."""
+    with (
+        mock.patch.object(unequal, "EXACT_CELLS", -1),
+        mock.patch.object(class_shares, "PAIR_LIMIT", pair_limit),
+    ):
         assignment = balanced_sticky(group)
     validate_assignment(group, assignment)
     best_loads, best_squares, _moves = ref.per_topic_optimum(group)

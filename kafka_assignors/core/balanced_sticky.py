@@ -84,7 +84,8 @@ def balanced_sticky(
             part_subs = {i: sorted(subs[i]) for i in part_members}
             indexed.update(
                 assign_unequal(
-                    part_members, part_subs, counts, claims.owned, polish_budget, per_topic
+                    part_members, part_subs, counts, claims.owned, polish_budget, per_topic,
+                    claimed=claims.claimed,
                 )
             )
     if extra_moves:
@@ -123,6 +124,7 @@ def _uniform_part(
             polish_budget,
             True,
             start,
+            claims.claimed,
         )
         moved = sum(
             max(0, len(ps) - len(got[i].get(t, ())))

@@ -21,7 +21,9 @@ negative cycle the shares are optimal (the optimality test of min-cost flow).
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Mapping, Sequence
+from typing import Any, TypeVar
 
 from .paths import Budget, cycle_in_predecessors
 
@@ -43,19 +45,165 @@ def balance_shares(
     ``holdings[c]`` the units its members owned before.
     """
     topics = sorted({t for ts in topics_of for t in ts})
-    index = {t: k for k, t in enumerate(topics)}
     n_t, n_c = len(topics), len(sizes)
-    sink = n_t + n_c
     totals = [sum(s.values()) for s in shares]
-    nodes = sink + 1
-    # weights: a simple cycle changes the tie-break by at most `nodes`, objective 2 by
-    # at most `nodes * (2 * units + 1)`
-    units = sum(totals)
-    b2 = nodes + 1
-    b1 = b2 * (nodes * (2 * units + 1) + 1)
+    # weights: a simple cycle changes the tie-break by less than `k`, objective 2 by
+    # less than `k * (2 * units + 1)`
+    k = 2 * (n_t + n_c + 2)
+    b2 = 2 * k + 1
+    b1 = b2 * (k * (2 * sum(totals) + 1) + 1)
+    costs = _Costs(sizes, shares, holdings, totals, b1, b2)
+    if n_c * n_c * n_t <= PAIR_LIMIT:
+        return _cancel_on_pairs(topics_of, costs, budget)
+    return _cancel_on_arcs(topics_of, topics, costs, budget)
+
+
+#: Largest classes**2 x topics for which cycles are searched on the class graph
+#: (:func:`_cancel_on_pairs`); above it, on topics and classes (:func:`_cancel_on_arcs`).
+PAIR_LIMIT = 200_000
+
+
+class _Costs:
+    """Marginal costs of one unit more or less, and how many units keep that cost."""
+
+    def __init__(
+        self,
+        sizes: Sequence[int],
+        shares: list[dict[str, int]],
+        holdings: Sequence[Mapping[str, int]],
+        totals: list[int],
+        b1: int,
+        b2: int,
+    ) -> None:
+        self.sizes, self.shares, self.holdings, self.totals = sizes, shares, holdings, totals
+        self.b1, self.b2 = b1, b2
+
+    def take(self, c: int, t: str) -> tuple[int, int]:
+        size, s, h = self.sizes[c], self.shares[c].get(t, 0), self.holdings[c].get(t, 0)
+        n = size - s % size  # same marginal up to the next multiple of size
+        if s < h:
+            n = min(n, h - s)
+        return self.b2 * (2 * (s // size) + 1) - (s < h), n
+
+    def give(self, c: int, t: str) -> tuple[int, int] | None:
+        size, s, h = self.sizes[c], self.shares[c].get(t, 0), self.holdings[c].get(t, 0)
+        if not s:
+            return None
+        n = (s - 1) % size + 1
+        if s > h:
+            n = min(n, s - h)
+        return (s <= h) - self.b2 * (2 * ((s - 1) // size) + 1), n
+
+    def grow(self, c: int) -> tuple[int, int]:
+        size, total = self.sizes[c], self.totals[c]
+        return self.b1 * (2 * (total // size) + 1), size - total % size
+
+    def shrink(self, c: int) -> tuple[int, int] | None:
+        size, total = self.sizes[c], self.totals[c]
+        if not total:
+            return None
+        return -self.b1 * (2 * ((total - 1) // size) + 1), (total - 1) % size + 1
+
+    def transfer(self, a: int, b: int, t: str) -> int | None:
+        """Cost of class ``a`` giving one unit of ``t`` to class ``b``."""
+        g = self.give(a, t)
+        return None if g is None else g[0] + self.take(b, t)[0]
+
+    def add(self, c: int, t: str | None, amount: int) -> None:
+        if t is None:
+            self.totals[c] += amount
+        else:
+            self.shares[c][t] = self.shares[c].get(t, 0) + amount
+
+
+def _cancel_on_pairs(topics_of: Sequence[Sequence[str]], costs: _Costs, budget: Budget) -> bool:
+    """Cycles on the class graph: node per class plus the sink; edge ``a -> b`` is the
+    cheapest transfer of one unit of a shared topic from ``a`` to ``b`` (kept in a heap per
+    pair), ``c -> sink`` / ``sink -> c`` a class total growing / shrinking.  Every cycle of
+    topics and classes maps to a class-graph cycle no dearer, and back, so a negative
+    cycle exists in one exactly when it does in the other."""
+    n_c = len(topics_of)
+    sink = n_c
+    sets = [set(ts) for ts in topics_of]
+    shared = {(a, b): sorted(sets[a] & sets[b]) for a in range(n_c) for b in range(n_c) if a != b}
+    shared = {pair: ts for pair, ts in shared.items() if ts}
+    sharers: dict[str, list[int]] = {}
+    for c, ts in enumerate(topics_of):
+        for t in ts:
+            sharers.setdefault(t, []).append(c)
+    heaps: dict[tuple[int, int], list[tuple[int, str]]] = {}
+    for (a, b), ts in shared.items():
+        heap = [(w, t) for t in ts if (w := costs.transfer(a, b, t)) is not None]
+        heapq.heapify(heap)
+        heaps[(a, b)] = heap
+
+    def cheapest(a: int, b: int) -> tuple[int, str] | None:
+        heap = heaps[(a, b)]
+        while heap:
+            w, t = heap[0]
+            if costs.transfer(a, b, t) == w:
+                return w, t
+            heapq.heappop(heap)  # stale: a fresh entry was pushed when it changed
+        return None
+
     while True:
-        arcs = _arcs(topics_of, sizes, shares, holdings, totals, index, n_t, b1, b2)
-        cycle = _negative_cycle(arcs, nodes, budget)
+        edges: list[tuple[int, int, int, str | None]] = []
+        for a, b in heaps:
+            best = cheapest(a, b)
+            if best is not None:
+                edges.append((a, b, best[0], best[1]))
+        for c in range(n_c):
+            edges.append((c, sink, costs.grow(c)[0], None))
+            shrink = costs.shrink(c)
+            if shrink is not None:
+                edges.append((sink, c, shrink[0], None))
+        cycle = _negative_cycle(edges, n_c + 1, budget)
+        if cycle is None:
+            return True
+        if not cycle:
+            return False
+        # (class, topic or None for the total, +1 take / -1 give) per unit moved
+        steps: list[tuple[int, str | None, int]] = []
+        amount = None
+        for a, b, _w, t in cycle:
+            if t is None:
+                c, sign = (a, 1) if b == sink else (b, -1)
+                got = costs.grow(c) if sign > 0 else costs.shrink(c)
+                assert got is not None
+                blocks = [got[1]]
+                steps.append((c, None, sign))
+            else:
+                given = costs.give(a, t)
+                assert given is not None
+                blocks = [given[1], costs.take(b, t)[1]]
+                steps += [(a, t, -1), (b, t, 1)]
+            amount = min(blocks) if amount is None else min(amount, *blocks)
+        assert amount is not None
+        for c, topic, sign in steps:
+            costs.add(c, topic, sign * amount)
+        for c, topic, _sign in steps:
+            if topic is None:
+                continue
+            for x in sharers[topic]:
+                if x == c:
+                    continue
+                for a, b in ((c, x), (x, c)):
+                    w = costs.transfer(a, b, topic)
+                    if w is not None:
+                        heapq.heappush(heaps[(a, b)], (w, topic))
+
+
+def _cancel_on_arcs(
+    topics_of: Sequence[Sequence[str]], topics: Sequence[str], costs: _Costs, budget: Budget
+) -> bool:
+    """Cycles on the graph of topics, classes and the sink (many classes)."""
+    index = {t: k for k, t in enumerate(topics)}
+    n_t = len(topics)
+    sink = n_t + len(topics_of)
+    while True:
+        arcs = _arcs(topics_of, costs, index, n_t)
+        cycle = _negative_cycle([(u, v, w, None) for u, v, w, _n, _c, _t in arcs], sink + 1,
+                                budget, arcs)
         if cycle is None:
             return True
         if not cycle:
@@ -63,63 +211,56 @@ def balance_shares(
         amount = min(a[3] for a in cycle)
         for u, _v, _w, _n, c, t in cycle:
             if t is None:  # class total: class -> sink adds, sink -> class removes
-                totals[c] += amount if u != sink else -amount
+                costs.add(c, None, amount if u != sink else -amount)
             else:  # topic -> class adds a unit of the topic, class -> topic removes one
-                shares[c][t] = shares[c].get(t, 0) + (amount if u < n_t else -amount)
+                costs.add(c, t, amount if u < n_t else -amount)
 
 
 def _arcs(
-    topics_of: Sequence[Sequence[str]],
-    sizes: Sequence[int],
-    shares: Sequence[Mapping[str, int]],
-    holdings: Sequence[Mapping[str, int]],
-    totals: Sequence[int],
-    index: Mapping[str, int],
-    n_t: int,
-    b1: int,
-    b2: int,
+    topics_of: Sequence[Sequence[str]], costs: _Costs, index: Mapping[str, int], n_t: int
 ) -> list[_Arc]:
-    sink = n_t + len(sizes)
+    sink = n_t + len(topics_of)
     arcs: list[_Arc] = []
     for c, ts in enumerate(topics_of):
-        size = sizes[c]
         node = n_t + c
         for t in ts:
-            s, h = shares[c].get(t, 0), holdings[c].get(t, 0)
-            # one more unit: same marginal up to the next multiple of size
-            n = size - s % size
-            if s < h:
-                n = min(n, h - s)
-            arcs.append((index[t], node, b2 * (2 * (s // size) + 1) - (s < h), n, c, t))
-            if s:
-                n = (s - 1) % size + 1
-                if s > h:
-                    n = min(n, s - h)
-                arcs.append((node, index[t], (s <= h) - b2 * (2 * ((s - 1) // size) + 1), n, c, t))
-        total = totals[c]
-        arcs.append((node, sink, b1 * (2 * (total // size) + 1), size - total % size, c, None))
-        if total:
-            n = (total - 1) % size + 1
-            arcs.append((sink, node, -b1 * (2 * ((total - 1) // size) + 1), n, c, None))
+            w, n = costs.take(c, t)
+            arcs.append((index[t], node, w, n, c, t))
+            given = costs.give(c, t)
+            if given is not None:
+                arcs.append((node, index[t], given[0], given[1], c, t))
+        w, n = costs.grow(c)
+        arcs.append((node, sink, w, n, c, None))
+        shrink = costs.shrink(c)
+        if shrink is not None:
+            arcs.append((sink, node, shrink[0], shrink[1], c, None))
     return arcs
 
 
-def _negative_cycle(arcs: Sequence[_Arc], nodes: int, budget: Budget) -> list[_Arc] | None:
-    """The arcs of a negative cycle in order, None if there is none, [] if out of budget."""
+E = TypeVar("E")
+
+
+def _negative_cycle(
+    edges: Sequence[tuple[int, int, int, Any]],
+    nodes: int,
+    budget: Budget,
+    labels: Sequence[E] | None = None,
+) -> list[Any] | None:
+    """The edges (or their ``labels``) of a negative cycle in order, None if there is none,
+    [] if the budget ran out (Bellman-Ford from all nodes at distance 0)."""
     dist = [0] * nodes
     pred = [-1] * nodes
-    via: list[_Arc | None] = [None] * nodes
+    via = [-1] * nodes
     for _round in range(nodes):
-        if budget.left < len(arcs):
+        if budget.left < len(edges):
             return []
-        budget.left -= len(arcs)
+        budget.left -= len(edges)
         changed = False
-        for arc in arcs:
-            u, v, w = arc[0], arc[1], arc[2]
+        for k, (u, v, w, _x) in enumerate(edges):
             if dist[u] + w < dist[v]:
                 dist[v] = dist[u] + w
                 pred[v] = u
-                via[v] = arc
+                via[v] = k
                 changed = True
         if not changed:
             return None
@@ -128,10 +269,9 @@ def _negative_cycle(arcs: Sequence[_Arc], nodes: int, budget: Budget) -> list[_A
             cycle = []
             v = start
             while True:
-                hop = via[v]
-                assert hop is not None
-                cycle.append(hop)
-                v = hop[0]
+                k = via[v]
+                cycle.append(edges[k] if labels is None else labels[k])
+                v = edges[k][0]
                 if v == start:
                     break
             cycle.reverse()

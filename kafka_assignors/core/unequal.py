@@ -59,10 +59,13 @@ class _State:
         member_ids: Sequence[int],
         subscriptions: Mapping[int, Sequence[str]],
         partition_counts: Mapping[str, int],
-        owned: Sequence[Mapping[str, Sequence[int]]],
+        owned: Sequence[Mapping[str, list[int]]],
         per_topic: bool = True,
+        claimed: Mapping[str, set[int]] | None = None,
     ) -> None:
         self.members = list(member_ids)
+        #: topic -> every partition somebody owns (computed when needed if not given)
+        self.claimed = claimed
         self.subs = {i: list(subscriptions[i]) for i in self.members}
         self.topics = sorted({t for i in self.members for t in self.subs[i]})
         self.counts = partition_counts
@@ -81,7 +84,7 @@ class _State:
 
     def start_from(self, x: Mapping[int, Mapping[str, int]]) -> None:
         """Start from given counts (already optimally balanced) instead of the claims."""
-        self.x = {i: {t: c for t, c in x[i].items() if c} for i in self.members}
+        self.x = {i: dict(x[i]) for i in self.members}  # callers leave out zeros
         self.load = {i: sum(self.x[i].values()) for i in self.members}
 
     def move(self, giver: int, topic: str, taker: int, amount: int = 1) -> None:
@@ -127,19 +130,21 @@ def assign_unequal(
     member_ids: Sequence[int],
     subscriptions: Mapping[int, Sequence[str]],
     partition_counts: Mapping[str, int],
-    owned: Sequence[Mapping[str, Sequence[int]]],
+    owned: Sequence[Mapping[str, list[int]]],
     polish_budget: int = POLISH_BUDGET,
     per_topic: bool = True,
     start: Mapping[int, Mapping[str, int]] | None = None,
+    claimed: Mapping[str, set[int]] | None = None,
 ) -> IndexedAssignment:
     """Optimal balanced, minimal-movement assignment for one connected set of members.
 
     ``polish_budget`` caps the work (edge relaxations) spent on per-topic balance
     and movement; when it runs out the result is still balanced and deterministic,
     but may be less even per topic or move more partitions than necessary.
-    ``start`` gives optimally balanced counts to improve instead of computing them.
+    ``start`` gives optimally balanced counts to improve instead of computing them;
+    ``claimed`` (topic -> partitions somebody owns) saves working it out.
     """
-    st = _State(member_ids, subscriptions, partition_counts, owned, per_topic)
+    st = _State(member_ids, subscriptions, partition_counts, owned, per_topic, claimed)
     budget = Budget(polish_budget)
     polish = True
     if start is None:
@@ -187,17 +192,40 @@ def _class_plan(st: _State, budget: Budget) -> dict[int, dict[str, int]] | None:
                 held[t] = held.get(t, 0) + c
         shares.append(share)
         holdings.append(held)
+    before = [dict(share) for share in shares]
     if not balance_shares([t for t, _ms in classes], [len(ms) for _t, ms in classes],
                           shares, holdings, budget):
         return None
     x: dict[int, dict[str, int]] = {}
-    for (topics, ms), share in zip(classes, shares, strict=True):
+    for (topics, ms), share, old in zip(classes, shares, before, strict=True):
         counts = {t: share.get(t, 0) for t in topics}
+        if share == old and _settled(st, ms, counts):
+            x.update((i, st.x[i]) for i in ms)  # already what the plan would give
+            continue
         ones, _kept_most = plan_uniform(ms, topics, counts, st.own)
         if ones is None:
             return None
         x.update(plan_counts(ms, topics, counts, ones))
     return x
+
+
+def _settled(st: _State, members: Sequence[int], counts: Mapping[str, int]) -> bool:
+    """The class's members hold the floor or ceiling of each topic's share and lack none
+    of what they owned (so no plan keeps more); set operations on (topic, count) pairs."""
+    size = len(members)
+    floors = {t: c // size for t, c in counts.items() if c >= size}
+    at_floor = floors.items()
+    for i in members:
+        xi = st.x[i]
+        if floors.keys() - xi.keys():
+            return False
+        if any(c != floors.get(t, 0) + 1 for t, c in xi.items() - at_floor):
+            return False
+        if st.own[i].items() - xi.items() and any(
+            xi.get(t, 0) < c for t, c in st.own[i].items()
+        ):
+            return False
+    return True
 
 
 def _place_unowned(st: _State) -> None:
@@ -387,24 +415,42 @@ def _cycle_moves(
 
 
 def _deal_out(st: _State) -> IndexedAssignment:
-    """Turn counts into partitions: owners keep their own first, the rest is dealt in order."""
-    result: IndexedAssignment = {i: {} for i in st.members}
-    for t in st.topics:
-        takers = [i for i in st.subscribers[t] if st.x[i].get(t, 0) > 0]
-        kept: set[int] = set()
-        need: list[tuple[int, int]] = []
-        for i in takers:
-            want = st.x[i][t]
-            mine = sorted(st.owned_lists[i].get(t, ()))[:want]
-            if mine:
-                result[i][t] = mine
-                kept.update(mine)
-            if want > len(mine):
-                need.append((i, want - len(mine)))
-        if need:
-            pool = iter([p for p in range(st.counts[t]) if p not in kept])
-            for i, n in need:
-                got = result[i].setdefault(t, [])
-                got.extend(next(pool) for _ in range(n))
-                got.sort()
+    """Turn counts into partitions: owners keep their lowest-numbered own first, the rest
+    (unclaimed and given-up partitions, in order) is dealt to the members short of their
+    count, in member order.  A member whose counts equal what it owns keeps its lists."""
+    result: IndexedAssignment = {}
+    shed: dict[str, list[int]] = {}
+    short: dict[str, list[tuple[int, int]]] = {}
+    for i in st.members:
+        xi, mine = st.x[i], st.owned_lists[i]
+        res = dict(mine)  # lists shared, never changed: a changed topic gets a new list
+        result[i] = res
+        off = st.own[i].items() ^ xi.items()  # (topic, count) pairs that differ, in C
+        for t in sorted({t for t, _c in off}):
+            want = xi.get(t, 0)
+            ps = mine.get(t, ())
+            if len(ps) > want:
+                srt = sorted(ps)
+                if want:
+                    res[t] = srt[:want]
+                else:
+                    del res[t]
+                shed.setdefault(t, []).extend(srt[want:])
+            elif len(ps) < want:
+                short.setdefault(t, []).append((i, want - len(ps)))
+    for t, needs in short.items():
+        claimed = st.claimed.get(t) if st.claimed is not None else None
+        if claimed is None:
+            claimed = set()
+            for i in st.subscribers[t]:
+                claimed.update(st.owned_lists[i].get(t, ()))
+        pool = shed.get(t, [])
+        pool.extend(p for p in range(st.counts[t]) if p not in claimed)
+        pool.sort()
+        pos = 0
+        for i, n in needs:
+            got = result[i].get(t)
+            more = pool[pos : pos + n]
+            pos += n
+            result[i][t] = sorted(got + more) if got else more
     return result

@@ -238,14 +238,12 @@ def plan_counts(
 ) -> dict[int, dict[str, int]]:
     """The plan as counts ``member -> topic -> how many`` (zeros left out)."""
     m_count = len(member_ids)
-    x: dict[int, dict[str, int]] = {i: {} for i in member_ids}
-    for t in topics:
-        f = partition_counts[t] // m_count
-        plus = ones.get(t, ())
-        for i in member_ids:
-            c = f + 1 if i in plus else f
-            if c:
-                x[i][t] = c
+    floors = {t: partition_counts[t] // m_count for t in topics if partition_counts[t] >= m_count}
+    x = {i: floors.copy() for i in member_ids}
+    for t, rows in ones.items():
+        f = floors.get(t, 0)
+        for i in rows:
+            x[i][t] = f + 1
     return x
 
 
