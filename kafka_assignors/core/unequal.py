@@ -46,9 +46,6 @@ log = logging.getLogger("kafka_assignors.core")
 #: fast one, and the second cooperative round reproduces the first.  The benchmark
 #: workloads (up to 1,000,000 partitions x 2,000 members, unequal) use none of it.
 POLISH_BUDGET = 50_000_000
-#: Largest part (sum of subscribed topics over its members) whose moves are minimised
-#: exactly, member by member, after per-topic balance was solved on classes of members.
-EXACT_CELLS = 2_000
 
 
 class _State:
@@ -146,7 +143,7 @@ def assign_unequal(
     """
     st = _State(member_ids, subscriptions, partition_counts, owned, per_topic, claimed)
     budget = Budget(polish_budget)
-    polish = True
+    topics_done = False  # objective 2 known to be optimal
     if start is None:
         _place_unowned(st)
         _balance(st)
@@ -154,13 +151,10 @@ def assign_unequal(
             planned = _class_plan(st, budget)
             if planned is not None:
                 st.start_from(planned)
-                # objectives 1 and 2 are exact now; the member-level search for the
-                # fewest moves costs (members x topics) per Bellman-Ford round, so it
-                # runs on small parts only and large ones keep the classes' tie-break
-                polish = sum(len(st.subs[i]) for i in st.members) <= EXACT_CELLS
+                topics_done = True
     else:
         st.start_from(start)
-    if polish and not _polish(st, budget):
+    if not _polish(st, budget, topics_done):
         log.warning(
             "movement minimisation stopped after its work budget (%d edge relaxations); "
             "the assignment is balanced but may be less even per topic or move more "
@@ -327,12 +321,15 @@ def _cheapest_path(
     return None, done_m
 
 
-def _polish(st: _State, budget: Budget) -> bool:
-    """Cancel negative cycles until none is left; False if the budget ran out first."""
+def _polish(st: _State, budget: Budget, topics_done: bool = False) -> bool:
+    """Cancel negative cycles until none is left; False if the budget ran out first.
+
+    ``topics_done``: objective 2 is known to be optimal (cycles then only trade moves).
+    """
     while True:
         if not any(
             st.x[i].get(t, 0) < c for i in st.members for t, c in st.own[i].items()
-        ) and (not st.scale or st.topics_even()):
+        ) and (not st.scale or topics_done or st.topics_even()):
             # no member lacks an owned partition and no topic can be more even:
             # nothing can get cheaper
             return True
