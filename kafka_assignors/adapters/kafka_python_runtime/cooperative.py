@@ -15,6 +15,9 @@ On a cooperative consumer this module changes four things, on the coordinator in
   fetched and returned first, their consumed offsets are committed (auto-commit), and
   ``on_partitions_revoked`` runs while they are still assigned (Java's order); only then
   is the assignment replaced and the follow-up round requested;
+* heartbeats: for a few seconds after each cooperative round they go out every 100 ms, so
+  a follow-up round (the one that hands over revoked partitions) is noticed at once
+  rather than at the next ``heartbeat_interval_ms``;
 * commits: during the rebalance they go out with the member's current generation (the
   broker accepts them while the group prepares) on a connection of their own (the
   coordinator's connection is held by the pending JoinGroup: a broker answers one
@@ -39,7 +42,7 @@ NEEDS = (
     "_on_join_complete_async", "_invoke_rebalance_listener_async",
     "_commit_offsets_sync_async", "_maybe_auto_commit_offsets_async",
     "generation_if_stable", "_send_offset_commit_request", "_handle_offset_commit_response",
-    "coordinator", "_cluster", "_manager", "group_instance_id",
+    "coordinator", "_cluster", "_manager", "group_instance_id", "heartbeat",
 )
 SUBSCRIPTION_NEEDS = (
     "assigned_partitions", "all_consumed_offsets", "mark_pending_revocation",
@@ -50,6 +53,10 @@ SUBSCRIPTION_NEEDS = (
 REBALANCE_POLL_S = 0.05
 #: How long committing the revoked partitions' offsets may take before they are let go anyway.
 REVOKE_COMMIT_TIMEOUT_MS = 10_000
+#: After a cooperative round, heartbeats this often for this long: the follow-up round starts
+#: when the member that revoked partitions rejoins, and the others learn of it by heartbeat.
+FAST_HEARTBEAT_S = 0.1
+FOLLOW_UP_WINDOW_S = 3.0
 
 
 def install_cooperative(coordinator: Any) -> None:
@@ -97,6 +104,20 @@ def install_cooperative(coordinator: Any) -> None:
             return REBALANCE_POLL_S
         return original_time_to_next_poll()
 
+    # --- heartbeats: notice the follow-up round promptly --------------------------------
+
+    heartbeat = coordinator.heartbeat
+    original_time_to_next_heartbeat: Callable[[], float] = heartbeat.time_to_next_heartbeat
+    fast_until = [0.0]
+
+    def time_to_next_heartbeat() -> float:
+        left = original_time_to_next_heartbeat()
+        now = time.monotonic()
+        if now >= fast_until[0] or heartbeat.heartbeat_failed:
+            return left
+        since = now - float(max(heartbeat.last_send, heartbeat.last_reset))
+        return max(0.0, min(left, FAST_HEARTBEAT_S - since))
+
     # --- completion: stop, commit and report revoked partitions before letting go -------
 
     original_complete: Callable[..., Coroutine[Any, Any, None]] = (
@@ -128,6 +149,7 @@ def install_cooperative(coordinator: Any) -> None:
             coordinator.request_rejoin()  # the original sees nothing revoked any more
         # the original applies the assignment and reports the added partitions
         await original_complete(generation, member_id, protocol, assignment_bytes)
+        fast_until[0] = time.monotonic() + FOLLOW_UP_WINDOW_S
         if listener_error is not None:
             raise Errors.KafkaError("User rebalance callback throws an error") from listener_error
 
@@ -191,6 +213,7 @@ def install_cooperative(coordinator: Any) -> None:
         return original_handle(offsets, send_time, response)
 
     coordinator.poll = poll
+    heartbeat.time_to_next_heartbeat = time_to_next_heartbeat
     coordinator.time_to_next_poll = time_to_next_poll
     coordinator._on_join_complete_async = on_join_complete
     coordinator.generation_if_stable = generation_if_stable
