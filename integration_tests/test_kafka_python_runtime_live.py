@@ -17,8 +17,10 @@ from typing import Any
 import pytest
 from kafka import KafkaConsumer
 
-from kafka_assignors import BalancedStickyAssignor, CooperativeBalancedStickyAssignor
+from kafka_assignors import make_assignor
 from kafka_assignors.adapters.kafka_python_runtime import OPT_OUT_ENV
+from kafka_assignors.core.balanced_sticky import balanced_sticky
+from kafka_assignors.core.model import Assignment, GroupSpec
 from kafka_assignors.embedded import GroupRunner
 
 from .ledger import holdings, overlaps
@@ -34,6 +36,31 @@ SLOW_COOPERATIVE = "integration_tests.new_assignor_configs:SLOW_COOPERATIVE"
 #: the hang's recipe: a leader whose assignment takes 3 s, members polling every 200 ms
 HANG_RECIPE = {"poll_timeout_ms": 200, "session_timeout_ms": 6_000, "heartbeat_interval_ms": 500}
 FRESH_GROUPS = 10
+#: how long the member kept away from the rebalance stalls, and how long the others may
+#: take to notice the rebalance once the joiner has subscribed (heartbeats every 0.5 s)
+STALL_S = 8.0
+NOTICE_S = 2.0
+
+
+def _after_a_second(group: GroupSpec) -> Assignment:
+    """balanced-sticky, 1 s late once the group reads two topics: the round trip after the
+    subscription change cannot complete inside a 1 ms poll (forming the group stays quick,
+    so that the opted-out control gets as far as the subscription change)."""
+    if len(group.topics) > 1:
+        time.sleep(1)
+    return balanced_sticky(group)
+
+
+SLOW_EAGER = make_assignor("slow-eager-balanced", _after_a_second)
+SLOW_COOPERATIVE_IN_PROCESS = make_assignor("slow-cooperative-balanced", _after_a_second,
+                                            cooperative=True)
+
+
+def _wait_for_partitions(consumer: Any, topic: str) -> None:
+    deadline = time.monotonic() + 30
+    while consumer.partitions_for_topic(topic) != {0, 1} and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert consumer.partitions_for_topic(topic) == {0, 1}, f"no metadata for {topic}"
 
 
 def _stable(consumer: Any) -> bool:
@@ -50,7 +77,7 @@ def _poll_until(consumer: Any, want: set[tuple[str, int]], seconds: float) -> bo
     return False
 
 
-@pytest.mark.parametrize("assignor", [BalancedStickyAssignor, CooperativeBalancedStickyAssignor],
+@pytest.mark.parametrize("assignor", [SLOW_EAGER, SLOW_COOPERATIVE_IN_PROCESS],
                          ids=["eager", "cooperative"])
 @pytest.mark.parametrize("runtime", ["default", "opted-out"])
 def test_a_join_result_arriving_between_two_polls_is_taken_up(
@@ -67,9 +94,10 @@ def test_a_join_result_arriving_between_two_polls_is_taken_up(
                              partition_assignment_strategy=[assignor],
                              session_timeout_ms=10_000, heartbeat_interval_ms=1_000)
     try:
+        _wait_for_partitions(consumer, a)
         assert _poll_until(consumer, {(a, 0), (a, 1)}, 30), "the group did not form"
         consumer.subscribe([a, b])
-        assert consumer.partitions_for_topic(b) == {0, 1}  # the leader will see b's partitions
+        _wait_for_partitions(consumer, b)  # the leader must see b's partitions when it assigns
         coordinator = consumer._coordinator
         consumer.poll(timeout_ms=1)  # sends the JoinGroup and gives up waiting at once
         task = coordinator._join_task
@@ -137,17 +165,18 @@ def test_cooperative_members_keep_reading_kept_partitions_during_a_rebalance(
                        commit="sync", **HANG_RECIPE)
     try:
         before = group.wait_stable(timeout=60, expected={topic: 6}, settle=1.0)
-        stall_s = 4.0
-        group.stall_member(2, stall_s)  # m2 rejoins only when it polls again
-        joined_at = time.monotonic()
-        group.add_member()
+        group.stall_member(2, STALL_S)  # m2 rejoins only when it polls again
+        joiner = group.add_member()
         after = group.wait_stable(timeout=90, expected={topic: 6}, settle=2.0)
     finally:
         producer.stop()
     names = [v.name for v in group.members()]
-    # the others learn of the rebalance at a heartbeat (0.5 s) and rejoin; m2 is away until
-    # joined_at + stall_s, so the group cannot complete its first round before then
-    window = (joined_at + 1.5, joined_at + stall_s - 0.2)
+    # the others learn of the rebalance at a heartbeat (0.5 s) after the joiner subscribed and
+    # rejoin; m2 is away until it resumes, so the first round cannot complete before then
+    subscribed = _first(group, joiner, "subscribed")
+    resumed = _first(group, 2, "resumed")
+    window = (subscribed + NOTICE_S, resumed - 0.2)
+    assert window[1] - window[0] >= 1.0, f"the joiner took {subscribed:.1f} s to start"
     for index in (0, 1):
         kept = {(t, p) for t, p in before[names[index]] & after[names[index]]}
         assert kept, f"{names[index]} kept nothing: {before} -> {after}"
@@ -164,6 +193,10 @@ def test_cooperative_members_keep_reading_kept_partitions_during_a_rebalance(
     report = delivery_report(producer, consumed_records([group]), committed)
     print(f"keep-reading: {report.summary()}")
     assert report.lost == 0 and report.failed_sends == 0, report.summary()
+
+
+def _first(group: GroupRunner, index: int, event: str) -> float:
+    return next(float(e["mono"]) for e in group.events(index) if e["event"] == event)
 
 
 def _assert_one_reader_at_a_time(group: GroupRunner) -> None:
