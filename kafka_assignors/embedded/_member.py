@@ -21,7 +21,8 @@ import time
 import traceback
 from typing import Any, TextIO
 
-from ..adapters.kafka_python_runtime import OPT_OUT_ENV
+from ..adapters.kafka_python_fixes import patch_rejoin_hang
+from ..adapters.kafka_python_runtime import OPT_OUT_ENV, runtime_status
 from .events import MemberConfig
 
 SUMMARY_CHARS = 100
@@ -218,6 +219,10 @@ def run(cfg: MemberConfig, emitter: Emitter) -> int:
         **cfg.consumer_config,
     )
     listener.consumer = consumer
+    if cfg.runtime and runtime_status(consumer._coordinator) is None:
+        # kafka-python's own strategies (range, roundrobin, sticky): the README's advice for
+        # them is the join fix alone; consumers of our assignors already have the runtime
+        patch_rejoin_hang(consumer)
     consumer.subscribe(topics=list(cfg.topics), listener=listener)
     emitter.emit("subscribed", topics=list(cfg.topics), strategies=list(cfg.strategies))
 
