@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import socket
 import sys
 import tempfile
@@ -113,7 +114,8 @@ class Session:
             "spark.ui.enabled": "false",
             "spark.driver.memory": "2g",
         }
-        if kafka:
+        if kafka and master:  # under spark-submit, its --packages (set now, it would be late
+            # and spark.jars would replace the jars it resolved)
             log("adding Spark's Kafka source (the first run downloads it into Ivy's cache)")
             settings.update(kafka_conf(kafka_package))
         settings.update(conf or {})
@@ -146,23 +148,20 @@ class Session:
         host, port = connect_address(url)
         _reach("Spark Connect server", url, [(host, port)])
         box: dict[str, Any] = {}
-
-        def first_answer() -> None:
-            try:
-                box["spark"] = _connect_session(url)
-            except Exception as exc:
-                box["error"] = exc
-
         # the client retries a silent server for about 10 minutes: bound the first call
-        thread = threading.Thread(target=first_answer, name="connect", daemon=True)
+        thread = threading.Thread(target=_first_answer, args=(url, box), name="connect")
+        thread.daemon = True
         thread.start()
         thread.join(FIRST_ANSWER_TIMEOUT)
+        problem = None
         if thread.is_alive():
-            raise SparkUnavailable(
-                f"Spark Connect server {url} did not answer within {FIRST_ANSWER_TIMEOUT:.0f} s"
-            )
-        if "error" in box:
-            raise SparkUnavailable(f"Spark Connect server {url}: {one_line(box['error'])}")
+            problem = f"did not answer within {FIRST_ANSWER_TIMEOUT:.0f} s"
+        elif "error" in box:
+            problem = one_line(box["error"])
+        if problem is not None:
+            if "spark" in box:  # else its exit hook would retry releasing the session
+                box["spark"].client.close()
+            raise SparkUnavailable(f"Spark Connect server {url}: {problem}")
         spark = box["spark"]
         settings = {"spark.sql.session.timeZone": "UTC", **(conf or {})}
         for key, value in settings.items():
@@ -282,18 +281,26 @@ def build_session(
     ).spark
 
 
-def _connect_session(url: str) -> Any:
+def _first_answer(url: str, box: dict[str, Any]) -> None:
+    """A Connect session in ``box["spark"]`` that has answered once, else ``box["error"]``."""
+    import warnings
+
     from pyspark.sql import SparkSession
     from pyspark.sql.connect.client.retries import DefaultPolicy
 
-    spark: Any = SparkSession.builder.remote(url).getOrCreate()
-    usual = spark.client.get_retry_policies()
-    spark.client.set_retry_policies([DefaultPolicy(max_retries=4, max_backoff=2_000)])
     try:
-        _ = spark.version  # the first call: fails fast here, not in the middle of a job
-    finally:
-        spark.client.set_retry_policies(usual)
-    return spark
+        spark: Any = SparkSession.builder.remote(url).getOrCreate()  # no call to the server yet
+        box["spark"] = spark
+        usual = spark.client.get_retry_policies()
+        spark.client.set_retry_policies([DefaultPolicy(max_retries=4, max_backoff=2_000)])
+        try:
+            with warnings.catch_warnings():  # the error says it, once
+                warnings.simplefilter("ignore")
+                _ = spark.version
+        finally:
+            spark.client.set_retry_policies(usual)
+    except Exception as exc:
+        box["error"] = exc
 
 
 def connect_address(url: str) -> tuple[str, int]:
@@ -333,9 +340,13 @@ def _reach(what: str, url: str, addresses: list[tuple[str, int]]) -> None:
 
 
 def one_line(exc: BaseException) -> str:
-    """The first line of an exception's message (Spark's carry JVM stack traces)."""
-    text = str(exc).strip().splitlines()
-    return f"{type(exc).__name__}: {text[0] if text else ''}"[:300]
+    """The first line of an exception's message (Spark's carry JVM stack traces; gRPC's say
+    what happened in ``details = "..."``)."""
+    text = str(exc).strip()
+    details = re.search(r'details = "([^"]*)"', text)
+    lines = text.splitlines()
+    first = details.group(1) if details else (lines[0] if lines else "")
+    return f"{type(exc).__name__}: {first}"[:300]
 
 
 def package_zip() -> Path:
