@@ -41,7 +41,7 @@ def session_from_args(
 ) -> Any:
     """The command's :class:`~.session.Session`; an unreachable master or server ends the
     command with one line naming it (exit 2)."""
-    from .session import Session, SparkUnavailable
+    from .session import Session, SessionError
 
     try:
         session = Session.start(
@@ -52,7 +52,7 @@ def session_from_args(
             kafka_package=kafka_package,
             conf=conf_pairs(args.conf),
         )
-    except SparkUnavailable as exc:
+    except SessionError as exc:
         print(f"kafka-assignors {args.command}: error: {exc}", file=sys.stderr)
         raise SystemExit(2) from None
     say(f"running on {session.describe()}")

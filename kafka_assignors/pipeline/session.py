@@ -43,7 +43,11 @@ FIRST_ANSWER_TIMEOUT = 40.0
 PROGRESS_EVERY = 2.0
 
 
-class SparkUnavailable(RuntimeError):
+class SessionError(RuntimeError):
+    """A session that cannot be made as asked: one line saying why."""
+
+
+class SparkUnavailable(SessionError):
     """The master or Connect server cannot be reached: one line naming it and why."""
 
 
@@ -89,7 +93,8 @@ class Session:
     def wrap(cls, spark: Any) -> Session:
         """The Session of an existing SparkSession (classic or Connect)."""
         if type(spark).__module__.startswith("pyspark.sql.connect"):
-            return cls(spark, "connect", str(spark.client._builder.url))
+            builder = getattr(spark.client, "_builder", None)  # its address, for messages only
+            return cls(spark, "connect", f"sc://{builder.endpoint}" if builder else "Connect")
         master = str(spark.sparkContext.master or "")
         return cls(spark, "local" if master.startswith("local") else "cluster", master)
 
@@ -165,7 +170,11 @@ class Session:
         spark = box["spark"]
         settings = {"spark.sql.session.timeZone": "UTC", **(conf or {})}
         for key, value in settings.items():
-            spark.conf.set(key, value)
+            try:
+                spark.conf.set(key, value)
+            except Exception as exc:  # a cluster setting: the server's, not the session's
+                spark.client.close()
+                raise SessionError(f"--conf {key}: {one_line(exc)}") from None
         session = cls(spark, "connect", url)
         session.ship()
         return session
