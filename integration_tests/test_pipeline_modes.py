@@ -170,6 +170,26 @@ def test_profile_on_spark_connect_through_spark_remote(
     assert finished_tasks(spark_connect.log_since(offset)) >= 3
 
 
+def test_analyze_on_spark_connect_writes_the_report_here(
+    spark_connect: Any, kafka_broker: Any, make_topic: Callable[..., str], tmp_path: Path
+) -> None:
+    """analyze, unchanged, on the server: profile and evaluate run there, the report is
+    built here from what they wrote."""
+    topic = make_topic(4)
+    produce(kafka_broker.bootstrap, topic, {0: 20, 1: 5, 2: 5, 3: 1})
+    offset = spark_connect.log_size()
+    done = run(cli("analyze", "--remote", spark_connect.url, "--bootstrap",
+                   kafka_broker.bootstrap, "--topic", topic, "--consumers", "2,3",
+                   "--assignors", "range,balanced-sticky,load-aware", "--out", str(tmp_path)))
+    assert f"report: {(tmp_path / 'report' / 'report.html').resolve()}" in done.stdout
+    assert "recommendation: " in done.stdout
+    assert profile_counts(tmp_path / "profile") == {0: 20, 1: 5, 2: 5, 3: 1}
+    steps = pq.read_table(tmp_path / "evaluate" / "steps.parquet").to_pylist()
+    assert {r["assignor"] for r in steps} == {"range", "balanced-sticky", "load-aware"}
+    assert not [r for r in steps if r["error"]]
+    assert finished_tasks(spark_connect.log_since(offset)) >= 4
+
+
 # --- addresses that do not answer ----------------------------------------------------------
 
 
