@@ -1,6 +1,7 @@
-"""How long a rebalance takes in a live group, and how long members stop consuming: eager
-(balanced-sticky) against cooperative (cooperative-balanced-sticky), for groups of 3, 10 and
-30 consumers on a real broker. Printed, not asserted.
+"""How long a rebalance takes in a live group, and how long members stop consuming: kafka-python
+eager (balanced-sticky), cooperative as kafka-python alone runs it (our runtime opted out),
+and cooperative with the kafka-assignors runtime (the default), side by side on one broker,
+for groups of 3, 10 and 30 consumers. Printed, not asserted.
 
     python -m benchmarks.rebalance_timings                      # starts a broker in Docker
     python -m benchmarks.rebalance_timings --bootstrap 127.0.0.1:9092 --sizes 3,10
@@ -15,9 +16,12 @@ one more member joins. Measured from the members' own event streams (CLOCK_MONOT
 * join -> stable: from the joiner having subscribed (consumer created, about to send
   JoinGroup) until every member reports STABLE on the final generation (both rounds of a
   cooperative rebalance included);
-* longest pause: the longest gap between two records processed by any member that was
-  already there, around the join; the same gap measured over the seconds before the join
-  (baseline) shows the noise floor of the producer rate.
+* pause of keepers: the longest gap between two records processed by a member that was
+  already there and keeps all its partitions, from the join until 3 s after stable;
+* pause of kept partitions: the same, for members that lose some partitions, counting only
+  records of the partitions they keep;
+* noise floor: each figure measured the same way over the 5 s before the join (the
+  producer's own gaps).
 
 ``--revoke-delay-ms`` makes every revocation callback take that long, as an application that
 commits or flushes on revocation would. Note that kafka-python 3.0.12 returns no records
@@ -30,6 +34,7 @@ import argparse
 import contextlib
 import itertools
 import json
+import math
 import os
 import statistics
 import sys
@@ -44,9 +49,11 @@ from kafka import KafkaProducer
 from kafka_assignors.embedded import GroupRunner, KafkaCluster, start_single_broker
 from kafka_assignors.embedded.admin import create_topic, delete_topic
 
-PROTOCOLS = {
-    "eager": "kafka_assignors:BalancedStickyAssignor",
-    "cooperative": "kafka_assignors:CooperativeBalancedStickyAssignor",
+#: variant -> (strategy, kafka-assignors runtime on)
+VARIANTS = {
+    "eager": ("kafka_assignors:BalancedStickyAssignor", True),
+    "cooperative-plain": ("kafka_assignors:CooperativeBalancedStickyAssignor", False),
+    "cooperative": ("kafka_assignors:CooperativeBalancedStickyAssignor", True),
 }
 BASELINE_S = 5.0
 AFTER_S = 3.0
@@ -58,9 +65,12 @@ class Cell:
     protocol: str
     partitions: int
     join_to_stable_s: float
-    longest_pause_s: float
-    median_pause_s: float
-    baseline_gap_s: float
+    #: longest pause of members that keep all their partitions (nan: none did)
+    keepers_pause_s: float
+    #: longest pause of the kept partitions of members that lose some (nan: none did)
+    kept_pause_s: float
+    keepers_floor_s: float
+    kept_floor_s: float
     generations: int
     moved_in_join: int
 
@@ -92,12 +102,21 @@ class Producer:
         self._producer.close(timeout=10)
 
 
-def _records_by_member(group: GroupRunner) -> dict[str, list[float]]:
-    out: dict[str, list[float]] = {}
+def _records_by_member(group: GroupRunner) -> dict[str, list[tuple[float, tuple[str, int]]]]:
+    out: dict[str, list[tuple[float, tuple[str, int]]]] = {}
     for e in group.events():
         if e.get("event") == "record":
-            out.setdefault(str(e["member"]), []).append(float(e["mono"]))
+            out.setdefault(str(e["member"]), []).append(
+                (float(e["mono"]), (str(e["topic"]), int(e["partition"]))))
     return out
+
+
+def _worst_gap(records: dict[str, list[tuple[float, tuple[str, int]]]],
+               kept: dict[str, frozenset[tuple[str, int]]], start: float, end: float) -> float:
+    """Longest gap in [start, end] between records of each member's ``kept`` partitions."""
+    gaps = [_longest_gap([t for t, tp in records.get(name, []) if tp in parts], start, end)
+            for name, parts in kept.items()]
+    return max(gaps) if gaps else math.nan
 
 
 def _longest_gap(times: Sequence[float], start: float, end: float) -> float:
@@ -112,8 +131,9 @@ def measure(bootstrap: str, size: int, protocol: str, rate: float, timeout: floa
     topic = f"timings-{size}-{protocol}-{uuid.uuid4().hex[:6]}"
     create_topic(bootstrap, topic, partitions)
     producer = Producer(bootstrap, topic, partitions, rate)
+    strategy, runtime = VARIANTS[protocol]
     try:
-        with GroupRunner(bootstrap, f"g-{topic}", [topic], [PROTOCOLS[protocol]],
+        with GroupRunner(bootstrap, f"g-{topic}", [topic], [strategy], runtime=runtime,
                          report_records=True, session_timeout_ms=10_000,
                          heartbeat_interval_ms=1_000, revoke_delay_ms=revoke_delay_ms) as group:
             for _ in range(size):
@@ -139,13 +159,15 @@ def measure(bootstrap: str, size: int, protocol: str, rate: float, timeout: floa
             time.sleep(AFTER_S)
             records = _records_by_member(group)
             old = [v.name for v in views if v.name != "joiner"]
-            pauses = [_longest_gap(records.get(n, []), subscribed, stable_at + AFTER_S)
-                      for n in old]
-            baseline = max(_longest_gap(records.get(n, []), subscribed - BASELINE_S, subscribed)
-                           for n in old)
+            keepers = {n: before[n] for n in old if before[n] <= state[n]}
+            losers = {n: before[n] & state[n] for n in old if not before[n] <= state[n]}
+            during = (subscribed, stable_at + AFTER_S)
+            floor = (subscribed - BASELINE_S, subscribed)
             moved = sum(len(before[n] - state[n]) for n in before if n in state)
-            return Cell(size, protocol, partitions, stable_at - subscribed, max(pauses),
-                        statistics.median(pauses), baseline, final - generation, moved)
+            return Cell(size, protocol, partitions, stable_at - subscribed,
+                        _worst_gap(records, keepers, *during), _worst_gap(records, losers, *during),
+                        _worst_gap(records, keepers, *floor), _worst_gap(records, losers, *floor),
+                        final - generation, moved)
     finally:
         producer.close()
         delete_topic(bootstrap, topic)
@@ -163,28 +185,46 @@ def broker(bootstrap: str | None) -> Iterator[str]:
         cluster.close()
 
 
+def _s(x: float) -> str:
+    return "-" if math.isnan(x) else f"{x:.2f}"
+
+
 def _table(cells: Sequence[Cell]) -> str:
     lines = [
-        "| consumers | protocol | join -> stable (s) | longest pause (s) | median pause (s) "
-        "| baseline gap (s) | generations | moved |",
-        "|--:|---|--:|--:|--:|--:|--:|--:|",
+        "| consumers | revoke (ms) | variant | join -> stable (s) | pause, keepers (s) "
+        "| floor (s) | pause, kept partitions of losers (s) | floor (s) | generations | moved |",
+        "|--:|--:|---|--:|--:|--:|--:|--:|--:|--:|",
     ]
-    for c in cells:
+    for c, delay in cells_with_delay(cells):
         lines.append(
-            f"| {c.size} | {c.protocol} | {c.join_to_stable_s:.2f} | {c.longest_pause_s:.2f} | "
-            f"{c.median_pause_s:.2f} | {c.baseline_gap_s:.2f} | {c.generations} | "
-            f"{c.moved_in_join} |"
+            f"| {c.size} | {delay} | {c.protocol} | {c.join_to_stable_s:.2f} | "
+            f"{_s(c.keepers_pause_s)} | {_s(c.keepers_floor_s)} | {_s(c.kept_pause_s)} | "
+            f"{_s(c.kept_floor_s)} | {c.generations} | {c.moved_in_join} |"
         )
     return "\n".join(lines)
+
+
+#: revocation delay of each median cell (set by main, which measures per delay)
+_DELAYS: dict[int, int] = {}
+
+
+def cells_with_delay(cells: Sequence[Cell]) -> list[tuple[Cell, int]]:
+    return [(c, _DELAYS.get(id(c), 0)) for c in cells]
+
+
+def _median(values: Sequence[float]) -> float:
+    real = [v for v in values if not math.isnan(v)]
+    return statistics.median(real) if real else math.nan
 
 
 def _median_cell(cells: Sequence[Cell]) -> Cell:
     mid = sorted(cells, key=lambda c: c.join_to_stable_s)[len(cells) // 2]
     return Cell(mid.size, mid.protocol, mid.partitions,
-                statistics.median(c.join_to_stable_s for c in cells),
-                statistics.median(c.longest_pause_s for c in cells),
-                statistics.median(c.median_pause_s for c in cells),
-                statistics.median(c.baseline_gap_s for c in cells),
+                _median([c.join_to_stable_s for c in cells]),
+                _median([c.keepers_pause_s for c in cells]),
+                _median([c.kept_pause_s for c in cells]),
+                _median([c.keepers_floor_s for c in cells]),
+                _median([c.kept_floor_s for c in cells]),
                 mid.generations, mid.moved_in_join)
 
 
@@ -193,13 +233,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--bootstrap", default=os.environ.get("BOOTSTRAP_SERVERS"),
                         help="existing cluster (default: start one broker in Docker)")
     parser.add_argument("--sizes", default="3,10,30", help="group sizes (default 3,10,30)")
-    parser.add_argument("--protocols", default="eager,cooperative")
+    parser.add_argument("--protocols", default=",".join(VARIANTS),
+                        help=f"variants (default {','.join(VARIANTS)})")
     parser.add_argument("--rate", type=float, default=300.0, help="messages/s (default 300)")
     parser.add_argument("--repeats", type=int, default=1, help="runs per cell (median shown)")
     parser.add_argument("--timeout", type=float, default=300.0, help="bound on each wait (s)")
-    parser.add_argument("--revoke-delay-ms", type=int, default=0,
-                        help="time each member spends in its revocation callback, as one "
-                        "that commits or flushes would (default 0)")
+    parser.add_argument("--revoke-delay-ms", default="0,200",
+                        help="times (ms, comma-separated) each member spends in its revocation "
+                        "callback, as one that commits or flushes would (default 0,200)")
     parser.add_argument("--json", help="also write the figures to this file")
     parser.add_argument("--markdown", help="also write the table, the command and the "
                         "machine (cores, load averages at start and end) to this file")
@@ -211,31 +252,37 @@ def main(argv: Sequence[str] | None = None) -> int:
     protocols = [p for p in args.protocols.split(",") if p]
     rows: list[Cell] = []
     raw: list[dict[str, Any]] = []
+    delays = [int(d) for d in str(args.revoke_delay_ms).split(",") if d]
     with broker(args.bootstrap) as bootstrap:
         for size in sizes:
-            for protocol in protocols:
-                runs = []
+            for delay in delays:
+                # repeats interleave the variants, so drifting load hits every variant alike
+                runs: dict[str, list[Cell]] = {p: [] for p in protocols}
                 for repeat in range(args.repeats):
-                    cell = measure(bootstrap, size, protocol, args.rate, args.timeout,
-                                   args.revoke_delay_ms)
-                    print(f"  {size:>3} {protocol:<11} run {repeat + 1}: "
-                          f"join->stable {cell.join_to_stable_s:.2f} s, longest pause "
-                          f"{cell.longest_pause_s:.2f} s", file=sys.stderr, flush=True)
-                    runs.append(cell)
-                    raw.append(asdict(cell))
-                rows.append(_median_cell(runs))
+                    for protocol in protocols:
+                        cell = measure(bootstrap, size, protocol, args.rate, args.timeout, delay)
+                        print(f"  {size:>3} {delay:>4} ms {protocol:<18} run {repeat + 1}: "
+                              f"join->stable {cell.join_to_stable_s:.2f} s, pause keepers "
+                              f"{_s(cell.keepers_pause_s)} s, kept {_s(cell.kept_pause_s)} s",
+                              file=sys.stderr, flush=True)
+                        runs[protocol].append(cell)
+                        raw.append({**asdict(cell), "revoke_delay_ms": delay})
+                for protocol in protocols:
+                    row = _median_cell(runs[protocol])
+                    _DELAYS[id(row)] = delay
+                    rows.append(row)
     load = os.getloadavg()
     machine = _machine()
     note = (f"{machine}; load average (1/5/15 min) {_fmt_load(load_start)} at the start, "
-            f"{_fmt_load(load)} at the end; {args.rate:.0f} msg/s; revocation callbacks take "
-            f"{args.revoke_delay_ms} ms; {args.repeats} run(s) per cell (median).")
+            f"{_fmt_load(load)} at the end; {args.rate:.0f} msg/s; {args.repeats} run(s) per "
+            "cell (median), the variants interleaved.")
     print(_table(rows))
     print(f"\n{note}")
     if args.json:
         with open(args.json, "w", encoding="utf-8") as fh:
             json.dump({"command": command, "started": started_at, "ended": _now(),
                        "machine": machine, "load_start": load_start, "load": load,
-                       "rate": args.rate, "revoke_delay_ms": args.revoke_delay_ms,
+                       "rate": args.rate, "revoke_delay_ms": delays,
                        "repeats": args.repeats, "cells": raw}, fh, indent=2)
             fh.write("\n")
     if args.markdown:
@@ -266,7 +313,7 @@ def _machine() -> str:
 
 
 def _markdown(command: str, started: str, ended: str, note: str, rows: Sequence[Cell]) -> str:
-    return f"""# Rebalance timings: eager against cooperative, live
+    return f"""# Rebalance timings: eager, cooperative plain, cooperative with the runtime
 
 `{command}` ({started} to {ended}).
 
@@ -278,20 +325,28 @@ The load averages include the benchmark's own member processes and broker
 Each row: N members consume a topic of max(12, 2N) partitions that the producer writes
 continuously; once every member consumes, one more member joins.
 
+Variants: **eager** = `BalancedStickyAssignor`; **cooperative-plain** =
+`CooperativeBalancedStickyAssignor` with `KAFKA_ASSIGNORS_KAFKA_PYTHON_RUNTIME=off` (what
+kafka-python 3.0.12 alone does, and what users of this library got before the runtime);
+**cooperative** = the same assignor as users get it now (the runtime installed by default).
+
 * **join -> stable**: from the joiner's consumer subscribing until every member reports
   STABLE on the final generation (the joiner's own start-up, coordinator lookup and
   JoinGroup included; both rounds of a cooperative rebalance included).
-* **longest / median pause**: over the members that were already there, the longest gap
-  between two records each processed from the join until 3 s after the group is stable
-  (longest of all members / median of the members' longest).
-* **baseline gap**: the same longest gap over the 5 s before the join: the noise floor.
+* **pause, keepers**: the longest gap between two records processed by a member that was
+  already there and keeps all its partitions, from the join until 3 s after stable.
+* **pause, kept partitions of losers**: the same over the partitions they keep, for
+  members that lose some.
+* **floor**: each pause measured the same way over the 5 s before the join (the producer's
+  own gaps: the noise floor). `-`: no member of that kind in the cell.
 * **generations**: rebalances the join caused; **moved**: partitions that changed owner.
 
 {_table(rows)}
 
-kafka-python 3.0.12 returns no records from `poll()` while any rebalance of its member is
-in progress, cooperative ones included, and a cooperative join takes two rounds; the
-members learn of each round at their next heartbeat (up to `heartbeat_interval_ms`).
+kafka-python 3.0.12 alone returns no records from `poll()` while any rebalance of its member
+is in progress, cooperative ones included. With the runtime, cooperative members keep
+fetching and returning the partitions they keep; a cooperative join still takes two rounds,
+and members learn of each round at their next heartbeat (up to `heartbeat_interval_ms`).
 """
 
 

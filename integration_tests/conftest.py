@@ -9,6 +9,10 @@
   the reason, in that explicit mode only.
 * ``make_topic``: creates uniquely named topics for the test and deletes them after.
 * ``make_group``: starts consumer groups (member processes) and closes them after.
+* ``spark_standalone`` (session): a Spark standalone master and worker, and
+  ``spark_connect`` (session): a Spark Connect server with Spark's Kafka source, both
+  started from the PySpark install on 127.0.0.1 (integration_tests/spark_servers.py)
+  on first use; one that does not start fails the test with its log.
 
 If no broker can be started (no Docker engine, image build failure, broker crash),
 every test that needs one FAILS with the reason and the broker's log; nothing is
@@ -177,6 +181,39 @@ def make_group(
     yield make
     for runner in runners:
         runner.close()
+
+
+@pytest.fixture(scope="session")
+def spark_standalone(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """A standalone master + one worker (2 cores) for the session; ``.url`` is spark://..."""
+    from .spark_servers import ServerFailed, start_standalone
+
+    try:
+        cluster = start_standalone(tmp_path_factory.mktemp("spark-standalone"))
+    except ServerFailed as exc:
+        pytest.fail(f"Could not start the Spark standalone cluster: {exc}", pytrace=False)
+    try:
+        yield cluster
+    finally:
+        cluster.stop()
+
+
+@pytest.fixture(scope="session")
+def spark_connect(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """A Spark Connect server (local[2], with Spark's Kafka source) for the session;
+    ``.url`` is sc://..."""
+    from kafka_assignors.pipeline.kafka_package import kafka_conf
+
+    from .spark_servers import ServerFailed, start_connect
+
+    try:
+        server = start_connect(tmp_path_factory.mktemp("spark-connect"), kafka_conf())
+    except ServerFailed as exc:
+        pytest.fail(f"Could not start the Spark Connect server: {exc}", pytrace=False)
+    try:
+        yield server
+    finally:
+        server.stop()
 
 
 @pytest.hookimpl(wrapper=True)

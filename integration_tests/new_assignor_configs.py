@@ -60,5 +60,7 @@ def _slow_balanced(group: GroupSpec) -> Assignment:
     return balanced_sticky(group)
 
 
-#: wire name "slow-balanced" (kafka-python's join hang: see test_rejoin_hang_patch.py)
+#: wire name "slow-balanced" (kafka-python's join hang: see test_kafka_python_runtime_live.py)
 SLOW_BALANCED = make_assignor("slow-balanced", _slow_balanced)
+#: the same, cooperative
+SLOW_COOPERATIVE = make_assignor("slow-cooperative-balanced", _slow_balanced, cooperative=True)

@@ -8,11 +8,9 @@ from typing import Any
 
 import pytest
 from confluent_kafka import TopicPartition as CTP
-from kafka.future import Future
 from kafka.structs import OffsetAndMetadata
 from kafka.structs import TopicPartition as KTP
 
-from kafka_assignors.confluent._membership import _AlwaysPending, keep_join_results
 from kafka_assignors.confluent._offsets import (
     Progress,
     confluent_partitions,
@@ -378,29 +376,3 @@ def test_offset_conversions() -> None:
             return None
 
     assert message_offsets(Msg()) == {KTP(T, 3): OffsetAndMetadata(10, "", -1)}
-
-
-def test_always_pending_view_hands_over_a_finished_join() -> None:
-    """kafka-python sees the finished join task as pending, waits on it and gets its result."""
-    task = Future().success(b"assignment")
-
-    class Coordinator:
-        _join_task: Any = task
-        rejoins = 0
-
-        def request_rejoin(self) -> None:
-            self.rejoins += 1
-
-    class Client:
-        _coordinator = Coordinator()
-
-    before_poll = keep_join_results(Client())
-    before_poll()
-    view = Client._coordinator._join_task
-    assert isinstance(view, _AlwaysPending) and view.is_done is False
-    assert Client._coordinator.rejoins == 1
-    got: list[Any] = []
-    view.add_callback(got.append)
-    assert got == [b"assignment"]
-    before_poll()  # wrapped once only
-    assert Client._coordinator._join_task is view

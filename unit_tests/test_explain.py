@@ -338,7 +338,7 @@ def test_spark_gets_the_same_security_settings_as_java_properties(tmp_path: obje
 def test_pipeline_commands_take_the_security_options(monkeypatch: pytest.MonkeyPatch) -> None:
     """profile and analyze parse explain's options; the kafka-python side gets the keywords."""
     from kafka_assignors.cli import build_parser
-    from kafka_assignors.pipeline import cli as pipeline_cli
+    from kafka_assignors.pipeline import options
 
     parser = build_parser()
     for command in ("profile", "analyze"):
@@ -346,12 +346,12 @@ def test_pipeline_commands_take_the_security_options(monkeypatch: pytest.MonkeyP
             command, "--bootstrap", "b:9093", "--topic", "t", "--security-protocol",
             "SASL_PLAINTEXT", "--sasl-username", "u", "--sasl-password", "p",
         ])
-        assert pipeline_cli._security(args) == {
+        assert options.security(args) == {
             "security_protocol": "SASL_PLAINTEXT", "sasl_mechanism": "PLAIN",
             "sasl_plain_username": "u", "sasl_plain_password": "p",
         }
     bad = parser.parse_args(["profile", "--bootstrap", "b", "--topic", "t", "--ssl-certfile",
                              "/c.pem"])
     with pytest.raises(SystemExit) as exit_info:
-        pipeline_cli._security(bad)
+        options.security(bad)
     assert exit_info.value.code == 2

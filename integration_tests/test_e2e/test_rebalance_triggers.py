@@ -167,8 +167,6 @@ def test_every_rebalance_trigger_keeps_the_group_stable_balanced_and_on_its_offs
         [a], [COOPERATIVE], bootstrap=bootstrap, commit="sync", report_records=True,
         session_timeout_ms=6_000, heartbeat_interval_ms=500,
         consumer_config={"metadata_max_age_ms": 2_000},
-        # kafka-python 3.0.12 can wedge a member after a subscription or partition change
-        fix_rejoin=True,
     )
     # a static member's session outlives a quick restart (that is what it is for)
     static = group.add_member(name="static", group_instance_id="static-0",

@@ -24,6 +24,7 @@ from kafka.protocol.consumer.metadata import (
 from ..core.model import UNKNOWN_GENERATION, Assignment, GroupSpec, TopicPartition, TopicSpec
 from ..core.names import some_ids
 from ._callers import caller_value, calling_coordinator
+from .kafka_python_runtime import install_for_caller as install_runtime_for_caller
 from .leader import (
     MODE_COOPERATIVE,
     MODE_EAGER,
@@ -117,6 +118,9 @@ class KafkaPythonAssignor(AbstractPartitionAssignor):  # type: ignore[misc]
     # --- kafka-python's interface ------------------------------------------------------
 
     def supported_protocols(self) -> list[RebalanceProtocol]:
+        # kafka-python's coordinator asks this while KafkaConsumer(...) builds it: the
+        # moment to give that consumer the runtime our assignors need (no user call)
+        install_runtime_for_caller(self)
         if self.cooperative:
             return [RebalanceProtocol.COOPERATIVE, RebalanceProtocol.EAGER]
         return [RebalanceProtocol.EAGER]
@@ -125,6 +129,7 @@ class KafkaPythonAssignor(AbstractPartitionAssignor):  # type: ignore[misc]
     protocol_mode: str | None = None
 
     def metadata(self, topics: Any) -> ConsumerProtocolSubscription:
+        install_runtime_for_caller(self)  # a coordinator built some other way: at its first join
         return self.subscription(topics, self.protocol_mode or _consumer_protocol_mode())
 
     def subscription(self, topics: Any, mode: str | None) -> ConsumerProtocolSubscription:

@@ -1,14 +1,13 @@
 """The membership thread: keeps the kafka-python membership client polling.
 
 Why a thread, and not ``poll(timeout_ms=0)`` from the application's ``poll()``:
-kafka-python 3.0.12 only takes a JoinGroup/SyncGroup result while a ``poll()``
-is waiting for it.  A result that completes between two calls is replaced by a
-new JoinGroup (a leader's JoinGroup is a new rebalance), or, when the leader's
-own assignment has cleared the rejoin condition, never taken at all: the member
-stays "rebalancing" without heartbeats until the broker expels it.  So one
-thread keeps a ``poll()`` waiting, and :func:`keep_join_results` closes the
-window between two of its calls.  Heartbeats are sent by kafka-python's own IO
-thread either way.
+kafka-python completes a JoinGroup/SyncGroup round trip (and runs the rebalance
+listener) only inside a ``poll()``, so one thread keeps polling while a rebalance
+is under way, whatever the application does.  That no join result is dropped
+between two of its polls is the kafka-python runtime's join fix
+(:mod:`kafka_assignors.adapters.kafka_python_runtime`), which the membership
+client gets like any consumer of our assignors (and explicitly, for kafka-python's
+own strategies).  Heartbeats are sent by kafka-python's own IO thread either way.
 
 It polls only while the application does (``touch()`` from the bridge's
 ``poll()``): when the application stops for longer than
@@ -33,6 +32,7 @@ from kafka import errors as kp_errors
 from kafka.net.wakeup_notifier import WakeupNotifier
 from kafka.structs import MemberState
 
+from ..adapters.kafka_python_fixes import patch_rejoin_hang
 from ._offsets import Offsets
 from ._rebalance import Waiter
 
@@ -46,60 +46,6 @@ POLL_MS = 200
 STABLE_IDLE_S = 0.5
 #: Pause after a failed membership poll().
 ERROR_BACKOFF_S = 0.5
-
-
-class _AlwaysPending:
-    """A view of kafka-python's join task that never says it is done.
-
-    ``join_group_async`` replaces a task that is done instead of taking its
-    result; behind this view it waits on the task, which hands over the result
-    at once if it is already there.
-    """
-
-    __slots__ = ("_task",)
-
-    def __init__(self, task: Any) -> None:
-        self._task = task
-
-    @property
-    def is_done(self) -> bool:
-        return False
-
-    def add_callback(self, f: Any, *args: Any, **kwargs: Any) -> _AlwaysPending:
-        self._task.add_callback(f, *args, **kwargs)
-        return self
-
-    def add_errback(self, f: Any, *args: Any, **kwargs: Any) -> _AlwaysPending:
-        self._task.add_errback(f, *args, **kwargs)
-        return self
-
-    def add_both(self, f: Any, *args: Any, **kwargs: Any) -> _AlwaysPending:
-        self._task.add_both(f, *args, **kwargs)
-        return self
-
-    def __await__(self) -> Any:
-        return self._task.__await__()
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._task, name)
-
-
-def keep_join_results(client: Any) -> Callable[[], None]:
-    """What to call before each membership ``poll()`` so no join result is lost (see above)."""
-    coordinator = getattr(client, "_coordinator", None)
-    if coordinator is None or not hasattr(coordinator, "_join_task"):
-        log.warning("kafka-python without ConsumerCoordinator._join_task: rebalances may stall")
-        return lambda: None
-
-    def before_poll() -> None:
-        task = coordinator._join_task
-        if task is None:
-            return
-        if not isinstance(task, _AlwaysPending):
-            coordinator._join_task = _AlwaysPending(task)
-        coordinator.request_rejoin()  # so poll() enters the join code and takes the result
-
-    return before_poll
 
 
 class MembershipThread:
@@ -132,7 +78,7 @@ class MembershipThread:
         self._last_activity = time.monotonic()
         self._commits: collections.deque[Offsets] = collections.deque()
         self._error: BaseException | None = None
-        self._before_poll = keep_join_results(client)
+        patch_rejoin_hang(client)  # our assignors install it already; kafka-python's do not
 
     def new_waiter(self) -> Waiter:
         """Something the listener can await on the IO thread and another thread can notify."""
@@ -230,7 +176,6 @@ class MembershipThread:
                 self._stop.wait(0.1)
                 continue
             try:
-                self._before_poll()
                 stable = self.stable()
                 self.client.poll(timeout_ms=0 if stable else POLL_MS)
             except Exception as exc:

@@ -22,6 +22,7 @@ import traceback
 from typing import Any, TextIO
 
 from ..adapters.kafka_python_fixes import patch_rejoin_hang
+from ..adapters.kafka_python_runtime import OPT_OUT_ENV, runtime_status
 from .events import MemberConfig
 
 SUMMARY_CHARS = 100
@@ -160,9 +161,6 @@ def _run_command(command: str, consumer: Any, listener: Any, stop: threading.Eve
     elif verb == "subscribe":
         topics = [t for t in arg.split(",") if t]
         consumer.subscribe(topics=topics, listener=listener)
-        # kafka-python 3.0.12 forgets an in-flight rejoin once the JoinGroup request is built
-        # (see _keep_rejoin_until_joined); keep the flag up until the join completes
-        consumer._coordinator.request_rejoin()
         emitter.emit("subscribed", topics=topics)
     else:
         emitter.emit("error", message=f"unknown command {command!r}")
@@ -203,6 +201,9 @@ def run(cfg: MemberConfig, emitter: Emitter) -> int:
         )
 
     listener = _make_listener(emitter, cfg.revoke_delay_ms)
+    if not cfg.runtime:
+        os.environ[OPT_OUT_ENV] = "off"  # the documented opt-out, as a user would set it
+    # configured as the README tells users: nothing to call after construction
     consumer = KafkaConsumer(
         bootstrap_servers=cfg.bootstrap.split(","),
         group_id=cfg.group_id,
@@ -218,8 +219,10 @@ def run(cfg: MemberConfig, emitter: Emitter) -> int:
         **cfg.consumer_config,
     )
     listener.consumer = consumer
-    if cfg.fix_rejoin:
-        patch_rejoin_hang(consumer)  # kafka-python 3.0.x join hang (README, Known limits)
+    if cfg.runtime and runtime_status(consumer._coordinator) is None:
+        # kafka-python's own strategies (range, roundrobin, sticky): the README's advice for
+        # them is the join fix alone; consumers of our assignors already have the runtime
+        patch_rejoin_hang(consumer)
     consumer.subscribe(topics=list(cfg.topics), listener=listener)
     emitter.emit("subscribed", topics=list(cfg.topics), strategies=list(cfg.strategies))
 

@@ -53,8 +53,6 @@ class MemberConfig:
     session_timeout_ms: int = 10_000
     heartbeat_interval_ms: int = 1_000
     max_poll_interval_ms: int = 60_000
-    # >= 1 s: a shorter poll widens a kafka-python 3.0.12 race that can leave a leader
-    # stuck in REBALANCING after a metadata-only rejoin (see README, Known limits)
     poll_timeout_ms: int = 1_000
     close_timeout_ms: int = 10_000
     commit: CommitMode = "auto"
@@ -64,9 +62,9 @@ class MemberConfig:
     #: time spent in on_partitions_revoked, as an application committing or flushing would
     revoke_delay_ms: int = 0
     log_level: str = "WARNING"
-    #: work around kafka-python 3.0.12 losing an in-flight rejoin after a subscription or
-    #: partition-count change with kafka_assignors.patch_rejoin_hang (README, Known limits)
-    fix_rejoin: bool = False
+    #: False: the member opts out of kafka-assignors' kafka-python runtime as a user can
+    #: (KAFKA_ASSIGNORS_KAFKA_PYTHON_RUNTIME=off): kafka-python's own join handling and poll()
+    runtime: bool = True
     consumer_config: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> str:

@@ -21,7 +21,16 @@ from pathlib import Path
 from typing import Any
 
 from ..simulator.grid import SUBSCRIPTIONS as GRID_SUBSCRIPTIONS
-from .cli import REPORTS, _conf, _kafka_options, _rate, _say, _security, _spark_options
+from .options import (
+    REPORTS,
+    kafka_options,
+    missing_kafka_source,
+    rate,
+    say,
+    security,
+    session_from_args,
+    spark_options,
+)
 
 ASSIGNORS = (
     "range",
@@ -52,7 +61,7 @@ def add_parser(subparsers: Any) -> None:
         "the measured load for a few group sizes and churn sequences, size the topics "
         "from the measured rates, and write the report. Prints where the report is.",
     )
-    _kafka_options(p)
+    kafka_options(p)
     p.add_argument(
         "--topic",
         action="append",
@@ -81,21 +90,21 @@ def add_parser(subparsers: Any) -> None:
     )
     g.add_argument(
         "--producer-rate",
-        type=_rate,
+        type=rate,
         metavar="TP",
         help="throughput one partition takes from producers (assumed: 10M bytes/s or "
         "10k messages/s)",
     )
     g.add_argument(
         "--consumer-rate",
-        type=_rate,
+        type=rate,
         metavar="TC",
         help="throughput one consumer gets from one partition (assumed: 2M bytes/s or "
         "2k messages/s)",
     )
     g.add_argument("--growth", type=float, default=1.0, help="growth factor (default 1)")
     g.add_argument("--headroom", type=float, default=1.5, help="partition headroom (1.5)")
-    _spark_options(p)
+    spark_options(p)
     p.set_defaults(func=run_analyze_command)
 
 
@@ -104,7 +113,6 @@ def run_analyze_command(args: argparse.Namespace) -> int:
     from .evaluate import evaluate
     from .profile import Window, run_profile, write_profile
     from .report import build_report
-    from .session import build_session, progress
     from .sizing import describe, size_from_profile
 
     topics = [t.strip() for arg in args.topic for t in arg.split(",") if t.strip()]
@@ -113,20 +121,19 @@ def run_analyze_command(args: argparse.Namespace) -> int:
         print(f"kafka-assignors analyze: error: --subscriptions {args.subscriptions!r}: use "
               f"one or more of {', '.join(GRID_SUBSCRIPTIONS)}", file=sys.stderr)
         return 2
-    security = _security(args)
-    spark = build_session(
-        args.master,
-        "kafka-assignors analyze",
-        kafka=True,
-        kafka_package=args.kafka_package,
-        conf=_conf(args.conf),
-    )
-    with progress(spark, "profile"):
-        profile = run_profile(
-            spark, args.bootstrap, topics, Window(), group=args.group, security=security
-        )
+    kwargs = security(args)
+    session = session_from_args(args, kafka=True, kafka_package=args.kafka_package)
+    try:
+        with session.progress("profile"):
+            profile = run_profile(
+                session, args.bootstrap, topics, Window(), group=args.group, security=kwargs
+            )
+    except Exception as exc:
+        if missing_kafka_source(args.command, session, exc):
+            return 1
+        raise
     json_path, _ = write_profile(profile, args.out / "profile")
-    _say(f"load profile: {json_path}")
+    say(f"load profile: {json_path}")
     n_partitions = len(profile.partitions)
     sizes = sorted({min(int(n), n_partitions) for n in args.consumers.split(",") if n.strip()})
     grid = {
@@ -139,8 +146,12 @@ def run_analyze_command(args: argparse.Namespace) -> int:
     scenarios = expand_grid(grid)
     names = [a.strip() for a in args.assignors.split(",") if a.strip()]
     steps_path = args.out / "evaluate" / "steps.parquet"
-    summary = evaluate(spark, scenarios, names, steps_path)
-    _say(f"{summary.steps:,} simulated rebalances in {summary.seconds:.1f} s: {steps_path}")
+    summary = evaluate(session, scenarios, names, steps_path)
+    if not steps_path.exists():  # written on a remote file system: the report reads it here
+        steps_path.parent.mkdir(parents=True, exist_ok=True)
+        remote = session.spark.read.parquet(session.output_path(steps_path))
+        remote.toPandas().to_parquet(steps_path)
+    say(f"{summary.steps:,} simulated rebalances in {summary.seconds:.1f} s: {steps_path}")
     sizing = size_from_profile(
         profile,
         args.producer_rate or ASSUMED_RATES[args.metric][0],
@@ -162,8 +173,8 @@ def run_analyze_command(args: argparse.Namespace) -> int:
     sizing_path = args.out / "sizing.json"
     sizing_path.parent.mkdir(parents=True, exist_ok=True)
     sizing_path.write_text(json.dumps(sizing.to_json(), indent=1, default=str) + "\n")
-    _say(describe(sizing))
-    _say(f"sizing: {sizing_path}")
+    say(describe(sizing))
+    say(f"sizing: {sizing_path}")
     report = build_report(
         args.out / "report",
         steps_path=steps_path,
@@ -172,6 +183,6 @@ def run_analyze_command(args: argparse.Namespace) -> int:
         consumers=sizes[-1],
     )
     if report.recommendation:
-        _say(f"recommendation: {report.recommendation}")
-    _say(f"report: {report.html.resolve()}")
+        say(f"recommendation: {report.recommendation}")
+    say(f"report: {report.html.resolve()}")
     return 0

@@ -13,7 +13,18 @@ import sys
 from pathlib import Path
 from typing import Any
 
-REPORTS = Path("reports")
+from .options import (
+    REPORTS,
+    conf_pairs,
+    kafka_options,
+    missing_kafka_source,
+    rate,
+    say,
+    security,
+    session_from_args,
+    spark_options,
+)
+
 DEFAULT_PROFILE_DIR = REPORTS / "profile"
 DEFAULT_EVALUATE = REPORTS / "evaluate" / "steps.parquet"
 DEFAULT_SIZING = REPORTS / "sizing.json"
@@ -33,64 +44,6 @@ def add_parser(subparsers: Any) -> None:
     analyze.add_parser(subparsers)
 
 
-def _spark_options(p: argparse.ArgumentParser) -> None:
-    g = p.add_argument_group("Spark")
-    g.add_argument(
-        "--master",
-        default="local[*]",
-        help="Spark master (default local[*]; ignored under spark-submit, whose --master wins)",
-    )
-    g.add_argument(
-        "--conf",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="extra Spark setting, repeatable (e.g. spark.executor.memory=4g)",
-    )
-
-
-def _kafka_options(p: argparse.ArgumentParser, *, required: bool = True) -> None:
-    """--bootstrap plus the security options explain has (one shared definition)."""
-    from ..explain.connection import add_security_options
-
-    p.add_argument(
-        "--bootstrap", required=required, help="Kafka bootstrap servers, host:port[,...]"
-    )
-    add_security_options(p)
-
-
-def _security(args: argparse.Namespace) -> dict[str, Any]:
-    """kafka-python security keywords from the options (exits 2 with the reason if invalid)."""
-    from ..explain.connection import ConnectionConfigError, java_properties, security_kwargs
-
-    try:
-        security, ignored = security_kwargs(args)
-        java_properties(security)  # refuse now what Spark's source could not be given
-    except ConnectionConfigError as exc:
-        print(f"kafka-assignors {args.command}: error: {exc}", file=sys.stderr)
-        raise SystemExit(2) from None
-    if ignored:
-        print(
-            f"ignored client properties (only security settings are used): {', '.join(ignored)}",
-            file=sys.stderr,
-        )
-    return security
-
-
-def _conf(pairs: list[str]) -> dict[str, str]:
-    out = {}
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        if not sep:
-            raise SystemExit(f"--conf takes KEY=VALUE, got {pair!r}")
-        out[key.strip()] = value
-    return out
-
-
-def _say(message: str) -> None:
-    print(message, flush=True)
-
-
 # --- profile -----------------------------------------------------------------------------
 
 
@@ -102,7 +55,7 @@ def _profile(subparsers: Any) -> None:
         "window and write the load profile (JSON + Parquet) that LoadAwareAssignor "
         "and the report read. With --group, also committed offsets and lag.",
     )
-    _kafka_options(p)
+    kafka_options(p)
     p.add_argument(
         "--topic",
         action="append",
@@ -154,7 +107,7 @@ def _profile(subparsers: Any) -> None:
         help="extra Kafka source option, overriding the security options for Spark, "
         "e.g. kafka.ssl.truststore.type=JKS",
     )
-    _spark_options(p)
+    spark_options(p)
     p.set_defaults(func=run_profile_command)
 
 
@@ -163,10 +116,9 @@ def run_profile_command(args: argparse.Namespace) -> int:
 
     from .kafka_io import publish
     from .profile import Window, parse_time, run_profile, write_profile
-    from .session import build_session, progress
 
     topics = [t.strip() for arg in args.topic for t in arg.split(",") if t.strip()]
-    security = _security(args)
+    kwargs = security(args)
     now = int(datetime.now(UTC).timestamp() * 1000)
     window = Window(
         starting_offsets=args.from_offsets,
@@ -174,33 +126,32 @@ def run_profile_command(args: argparse.Namespace) -> int:
         start_ms=parse_time(args.since, now) if args.since else None,
         end_ms=parse_time(args.until, now) if args.until else (now if args.since else None),
     )
-    spark = build_session(
-        args.master,
-        "kafka-assignors profile",
-        kafka=True,
-        kafka_package=args.kafka_package,
-        conf=_conf(args.conf),
-    )
-    with progress(spark, "profile"):
-        profile = run_profile(
-            spark,
-            args.bootstrap,
-            topics,
-            window,
-            group=args.group,
-            weight_metric=args.weight,
-            kafka_options=_conf(args.kafka_option),
-            security=security,
-        )
+    session = session_from_args(args, kafka=True, kafka_package=args.kafka_package)
+    try:
+        with session.progress("profile"):
+            profile = run_profile(
+                session,
+                args.bootstrap,
+                topics,
+                window,
+                group=args.group,
+                weight_metric=args.weight,
+                kafka_options=conf_pairs(args.kafka_option),
+                security=kwargs,
+            )
+    except Exception as exc:
+        if missing_kafka_source(args.command, session, exc):
+            return 1
+        raise
     json_path, parquet_path = write_profile(profile, args.out)
     total = sum(int(p.measured.get("messages", 0)) for p in profile.partitions)
-    _say(
+    say(
         f"profiled {len(profile.partitions)} partitions ({total:,} messages) of {', '.join(topics)}"
     )
-    _say(f"load profile: {json_path}\nparquet:      {parquet_path}")
+    say(f"load profile: {json_path}\nparquet:      {parquet_path}")
     if args.publish:
-        sent = publish(profile, args.bootstrap, args.publish, security)
-        _say(f"published {sent} entries to compacted topic {args.publish}")
+        sent = publish(profile, args.bootstrap, args.publish, kwargs)
+        say(f"published {sent} entries to compacted topic {args.publish}")
     return 0
 
 
@@ -237,14 +188,13 @@ def _evaluate(subparsers: Any) -> None:
         default=DEFAULT_EVALUATE,
         help=f"output Parquet directory (default {DEFAULT_EVALUATE})",
     )
-    _spark_options(p)
+    spark_options(p)
     p.set_defaults(func=run_evaluate_command)
 
 
 def run_evaluate_command(args: argparse.Namespace) -> int:
     from ..simulator import assignor_names, expand_grid, load_grid
     from .evaluate import evaluate
-    from .session import build_session
 
     grid = load_grid(args.scenarios)
     if args.profile:
@@ -258,33 +208,22 @@ def run_evaluate_command(args: argparse.Namespace) -> int:
     grid.pop("assignors", None)
     scenarios = expand_grid(grid)
     steps = sum(s.steps for s in scenarios)
-    _say(
+    say(
         f"evaluating {len(scenarios)} scenarios ({steps:,} rebalances) under each of "
         f"{len(names)} assignors: {', '.join(names)}"
     )
-    spark = build_session(args.master, "kafka-assignors evaluate", conf=_conf(args.conf))
-    summary = evaluate(spark, scenarios, names, args.out)
-    _say(
+    session = session_from_args(args)
+    summary = evaluate(session, scenarios, names, args.out)
+    say(
         f"{summary.steps:,} simulated rebalances in {summary.seconds:.1f} s "
-        f"({summary.steps_per_second:,.0f}/s); {summary.errors} failed"
+        f"({summary.steps_per_second:,.0f}/s; {summary.cpu_seconds:,.1f} CPU s in the "
+        f"workers); {summary.errors} failed"
     )
-    _say(f"results: {summary.output}")
+    say(f"results: {summary.output}")
     return 0
 
 
 # --- sizing ------------------------------------------------------------------------------
-
-
-def _rate(text: str) -> float:
-    """A number with an optional k/M/G suffix (decimal): 5M = 5,000,000."""
-    scale = {"k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9}
-    text = text.strip()
-    try:
-        if text and text[-1] in scale:
-            return float(text[:-1]) * scale[text[-1]]
-        return float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a rate: {text!r}") from None
 
 
 def _sizing(subparsers: Any) -> None:
@@ -299,14 +238,14 @@ def _sizing(subparsers: Any) -> None:
     )
     p.add_argument(
         "--producer-rate",
-        type=_rate,
+        type=rate,
         metavar="TP",
         help="throughput one partition takes from producers (k/M/G suffixes); "
         "required unless --measure",
     )
     p.add_argument(
         "--consumer-rate",
-        type=_rate,
+        type=rate,
         metavar="TC",
         help="throughput one consumer gets from one partition; required unless --measure",
     )
@@ -323,8 +262,8 @@ def _sizing(subparsers: Any) -> None:
     m.add_argument(
         "--record-size", type=int, default=1_000, help="bytes per record (default 1000)"
     )
-    _kafka_options(p, required=False)
-    p.add_argument("--target", type=_rate, metavar="TT", help="target throughput")
+    kafka_options(p, required=False)
+    p.add_argument("--target", type=rate, metavar="TT", help="target throughput")
     p.add_argument("--profile", type=Path, help="measured load profile (target and hot keys)")
     p.add_argument(
         "--metric",
@@ -370,12 +309,12 @@ def run_sizing_command(args: argparse.Namespace) -> int:
                 args.bootstrap,
                 records=args.measure_records,
                 record_bytes=args.record_size,
-                security=_security(args),
+                security=security(args),
             )
         except KafkaIOError as exc:
             print(f"kafka-assignors sizing: error: {exc}", file=sys.stderr)
             return 1
-        _say(
+        say(
             f"measured on one partition ({measured.records:,} records of "
             f"{measured.record_bytes:,} bytes): producer {measured.producer_messages_per_s:,.0f} "
             f"msg/s = {measured.producer_bytes_per_s / 1e6:,.2f} MB/s, consumer "
@@ -406,10 +345,10 @@ def run_sizing_command(args: argparse.Namespace) -> int:
             unit=args.unit,
             headroom=args.headroom,
         )
-    _say(describe(result))
+    say(describe(result))
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result.to_json(), indent=1, default=str) + "\n")
-    _say(f"sizing: {args.out}")
+    say(f"sizing: {args.out}")
     return 0
 
 
@@ -477,6 +416,6 @@ def run_report_command(args: argparse.Namespace) -> int:
         args.out, steps_path=steps, profile_path=profile, sizing=sizing, consumers=args.consumers
     )
     if report.recommendation:
-        _say(f"recommendation: {report.recommendation}")
-    _say(f"report: {report.html.resolve()}")
+        say(f"recommendation: {report.recommendation}")
+    say(f"report: {report.html.resolve()}")
     return 0

@@ -1,15 +1,20 @@
 """``evaluate``: every scenario of a grid under every assignor, in parallel on Spark.
 
-The driver expands the grid into scenarios (plain data), Spark spreads
-(scenario, assignor) tasks over its executors, and each task runs the real
-assignor code through :mod:`kafka_assignors.simulator`.  One output row per
-rebalance step; written as Parquet.
+The driver expands the grid into scenarios (plain data) and deals the
+(scenario, assignor) tasks into slices; Spark runs one slice per partition of
+``spark.range(slices)`` through ``mapInArrow`` on its executors (the DataFrame API,
+so the same job runs on a classic session and on Spark Connect), and each task runs
+the real assignor code through :mod:`kafka_assignors.simulator`.  One output row
+per rebalance step; written as Parquet, with the CPU seconds each step took in a
+column that the summary sums (no accumulator: Connect has none).
 """
 
 from __future__ import annotations
 
+import pickle
 import time
-from collections.abc import Iterator, Sequence
+import zlib
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -42,11 +47,17 @@ STEP_COLUMNS = (
     ("duplicated", "int"),
     ("error", "string"),
 )
+#: Written after the step columns: CPU seconds the simulation of the step took (all rounds,
+#: wire encoding included), which does not depend on what else the machine runs.
+CPU_COLUMN = ("cpu_seconds", "double")
+#: Rows per Arrow batch a task hands back to Spark.
+BATCH_ROWS = 2_000
+ARROW_TYPES = {"string": "string", "int": "int32", "double": "float64"}
 
 
 @dataclass(frozen=True, slots=True)
 class Summary:
-    output: Path
+    output: Path | str
     scenarios: int
     assignors: int
     steps: int
@@ -60,25 +71,59 @@ class Summary:
         return self.steps / self.seconds if self.seconds else 0.0
 
 
+def columns() -> list[tuple[str, str]]:
+    return [(t, "string") for t in TAGS] + list(STEP_COLUMNS) + [CPU_COLUMN]
+
+
 def schema_ddl() -> str:
-    cols = [(t, "string") for t in TAGS] + list(STEP_COLUMNS)
-    return ", ".join(f"`{name}` {kind}" for name, kind in cols)
+    return ", ".join(f"`{name}` {kind}" for name, kind in columns())
 
 
-def run_task(task: tuple[Scenario, str], cpu: Any = None) -> Iterator[tuple[Any, ...]]:
-    """All steps of one scenario under one assignor, as rows (runs on an executor).
-
-    ``cpu``, a Spark accumulator, collects the CPU time spent.
-    """
+def run_task(task: tuple[Scenario, str]) -> Iterator[tuple[Any, ...]]:
+    """All steps of one scenario under one assignor, as rows (runs on an executor)."""
     scenario, assignor = task
     tags = tuple(scenario.tags.get(t, "") for t in TAGS)
     started = time.process_time()
     for step in simulate(scenario, assignor):
         row = step.row()
         row["scenario"], row["assignor"] = scenario.name, assignor
-        yield tags + tuple(row[name] for name, _ in STEP_COLUMNS)
-    if cpu is not None:
-        cpu.add(time.process_time() - started)
+        now = time.process_time()
+        yield (*tags, *(row[name] for name, _ in STEP_COLUMNS), now - started)
+        started = now
+
+
+class SliceRunner:
+    """The ``mapInArrow`` function: runs the slices whose numbers arrive (one per partition).
+
+    The slices travel inside this object (pickled and compressed, so a task unpacks only
+    its own); a class of this package, which the session ships to the executors.
+    """
+
+    def __init__(self, slices: Sequence[Sequence[tuple[Scenario, str]]]) -> None:
+        self.packed = [zlib.compress(pickle.dumps(list(s)), 1) for s in slices]
+
+    def __call__(self, batches: Iterable[Any]) -> Iterator[Any]:
+        import pyarrow as pa
+
+        schema = pa.schema([(n, getattr(pa, ARROW_TYPES[k])()) for n, k in columns()])
+        names = [n for n, _ in columns()]
+        for batch in batches:
+            for number in batch.column(0).to_pylist():
+                rows: list[tuple[Any, ...]] = []
+                for task in pickle.loads(zlib.decompress(self.packed[number])):
+                    rows.extend(run_task(task))
+                    if len(rows) >= BATCH_ROWS:
+                        yield _batch(pa, schema, names, rows)
+                        rows = []
+                if rows:
+                    yield _batch(pa, schema, names, rows)
+
+
+def _batch(pa: Any, schema: Any, names: list[str], rows: list[tuple[Any, ...]]) -> Any:
+    return pa.RecordBatch.from_arrays(
+        [pa.array([r[i] for r in rows], type=schema.field(i).type) for i in range(len(names))],
+        schema=schema,
+    )
 
 
 def evaluate(
@@ -89,44 +134,52 @@ def evaluate(
     *,
     slices: int | None = None,
 ) -> Summary:
-    """Simulate every scenario under every assignor and write ``output`` (Parquet)."""
-    from .session import progress
+    """Simulate every scenario under every assignor and write ``output`` (Parquet).
 
+    ``spark`` is a :class:`~kafka_assignors.pipeline.session.Session` or a SparkSession
+    (classic or Connect).
+    """
+    from .session import Session
+
+    session = spark if isinstance(spark, Session) else Session.wrap(spark)
     if not scenarios or not assignors:
         raise ValueError("evaluate needs at least one scenario and one assignor")
     for name in assignors:
         resolve_assignor(name)  # fail here, before Spark starts the job
     tasks = [(s, a) for s in scenarios for a in assignors]
-    sc = spark.sparkContext
-    # enough slices for a steady progress count and no long straggler at the end
-    n = slices or min(len(tasks), max(sc.defaultParallelism * 8, len(tasks) // 10))
-    # parallelize() cuts the list into contiguous slices: deal the tasks out like
-    # cards so each slice gets a fair share of the big scenarios
-    tasks.sort(key=lambda t: -t[0].steps * sum(t[0].topics.values()))
-    dealt = [t for i in range(n) for t in tasks[i::n]]
-    started = time.perf_counter()
-    cpu = sc.accumulator(0.0)
-    rows = sc.parallelize(dealt, n).flatMap(lambda task: run_task(task, cpu))
-    frame = spark.createDataFrame(rows, schema=schema_ddl())
-    with progress(spark, "evaluate"):
-        frame.write.mode("overwrite").parquet(str(output))
-    seconds = time.perf_counter() - started
-    return Summary(
-        Path(output),
-        len(scenarios),
-        len(assignors),
-        *count_rows(spark, output),
-        seconds,
-        float(cpu.value),
+    cores = (
+        session.spark.sparkContext.defaultParallelism if session.mode != "connect" else 8
     )
+    # enough slices for a steady progress count and no long straggler at the end
+    n = slices or min(len(tasks), max(cores * 8, len(tasks) // 10))
+    # deal the tasks out like cards so each slice gets a fair share of the big scenarios
+    tasks.sort(key=lambda t: -t[0].steps * sum(t[0].topics.values()))
+    dealt = [tasks[i::n] for i in range(n)]
+    target = session.output_path(output)
+    started = time.perf_counter()
+    frame = session.spark.range(0, n, 1, n).mapInArrow(SliceRunner(dealt), schema_ddl())
+    with session.progress("evaluate"):
+        frame.write.mode("overwrite").parquet(target)
+    seconds = time.perf_counter() - started
+    rows, errors, cpu = read_totals(session, target)
+    out: Path | str = target if "://" in target else Path(output)
+    return Summary(out, len(scenarios), len(assignors), rows, errors, seconds, cpu)
 
 
-def count_rows(spark: Any, output: str | Path) -> tuple[int, int]:
-    """(rows, rows with an error) of a written result."""
-    if "://" not in str(output):  # local: read the small error column in the driver
+def read_totals(session: Any, output: str) -> tuple[int, int, float]:
+    """(rows, rows with an error, CPU seconds) of a written result."""
+    if session.mode == "local" and "://" not in output:
+        # local: read two small columns in the driver (no Spark job)
+        import pyarrow.compute as pc
         import pyarrow.parquet as pq
 
-        errors = pq.read_table(str(output), columns=["error"]).column("error")
-        return len(errors), len(errors) - errors.null_count
-    row = spark.read.parquet(str(output)).selectExpr("count(*)", "count(error)").first()
-    return int(row[0]), int(row[1])
+        table = pq.read_table(output, columns=["error", CPU_COLUMN[0]])
+        errors = table.column("error")
+        cpu = pc.sum(table.column(CPU_COLUMN[0])).as_py() or 0.0
+        return len(errors), len(errors) - errors.null_count, float(cpu)
+    row = (
+        session.spark.read.parquet(output)
+        .selectExpr("count(*)", "count(error)", f"coalesce(sum({CPU_COLUMN[0]}), 0D)")
+        .first()
+    )
+    return int(row[0]), int(row[1]), float(row[2])

@@ -202,7 +202,10 @@ def run_profile(
     security: Security | None = None,
 ) -> LoadProfile:
     """Measure ``topics``; ``security`` (kafka-python keywords) is used by the kafka-python
-    calls and, as ``kafka.*`` options, by Spark's source (``kafka_options`` override them)."""
+    calls and, as ``kafka.*`` options, by Spark's source (``kafka_options`` override them).
+
+    ``spark``: a :class:`~kafka_assignors.pipeline.session.Session` or a SparkSession."""
+    spark = getattr(spark, "spark", spark)
     counts = partition_counts(bootstrap, topics, security)
     options = {**spark_options(security), **(kafka_options or {})}
     rows = read_partition_stats(spark, bootstrap, topics, window, options)

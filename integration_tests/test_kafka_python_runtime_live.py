@@ -1,0 +1,211 @@
+"""Plain kafka-python consumers on our assignors, configured as the README says (no call after
+``KafkaConsumer(...)``), on a real broker: joins are never dropped, and cooperative members
+keep reading the partitions they keep while the group rebalances.
+
+kafka-python 3.0.12 alone drops a JoinGroup/SyncGroup result that completes while the
+application is between two polls: the member stays REBALANCING until the broker expels it.
+The first test forces exactly that interleaving, so the opted-out control fails every time
+and the default never does.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from kafka import KafkaConsumer
+
+from kafka_assignors import make_assignor
+from kafka_assignors.adapters.kafka_python_runtime import OPT_OUT_ENV
+from kafka_assignors.core.balanced_sticky import balanced_sticky
+from kafka_assignors.core.model import Assignment, GroupSpec
+from kafka_assignors.embedded import GroupRunner
+
+from .ledger import holdings, overlaps
+from .test_e2e.traffic import (
+    SequencedProducer,
+    consumed_records,
+    delivery_report,
+    wait_all_committed,
+)
+
+SLOW = "integration_tests.new_assignor_configs:SLOW_BALANCED"
+SLOW_COOPERATIVE = "integration_tests.new_assignor_configs:SLOW_COOPERATIVE"
+#: the hang's recipe: a leader whose assignment takes 3 s, members polling every 200 ms
+HANG_RECIPE = {"poll_timeout_ms": 200, "session_timeout_ms": 6_000, "heartbeat_interval_ms": 500}
+FRESH_GROUPS = 10
+#: how long the member kept away from the rebalance stalls, and how long the others may
+#: take to notice the rebalance once the joiner has subscribed (heartbeats every 0.5 s)
+STALL_S = 8.0
+NOTICE_S = 2.0
+
+
+def _after_a_second(group: GroupSpec) -> Assignment:
+    """balanced-sticky, 1 s late once the group reads two topics: the round trip after the
+    subscription change cannot complete inside a 1 ms poll (forming the group stays quick,
+    so that the opted-out control gets as far as the subscription change)."""
+    if len(group.topics) > 1:
+        time.sleep(1)
+    return balanced_sticky(group)
+
+
+SLOW_EAGER = make_assignor("slow-eager-balanced", _after_a_second)
+SLOW_COOPERATIVE_IN_PROCESS = make_assignor("slow-cooperative-balanced", _after_a_second,
+                                            cooperative=True)
+
+
+def _wait_for_partitions(consumer: Any, topic: str) -> None:
+    deadline = time.monotonic() + 30
+    while consumer.partitions_for_topic(topic) != {0, 1} and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert consumer.partitions_for_topic(topic) == {0, 1}, f"no metadata for {topic}"
+
+
+def _stable(consumer: Any) -> bool:
+    return str(consumer._coordinator.state).strip("<>").upper() == "STABLE"
+
+
+def _poll_until(consumer: Any, want: set[tuple[str, int]], seconds: float) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        consumer.poll(timeout_ms=200)
+        got = {(tp.topic, tp.partition) for tp in consumer.assignment()}
+        if got == want and _stable(consumer):
+            return True
+    return False
+
+
+@pytest.mark.parametrize("assignor", [SLOW_EAGER, SLOW_COOPERATIVE_IN_PROCESS],
+                         ids=["eager", "cooperative"])
+@pytest.mark.parametrize("runtime", ["default", "opted-out"])
+def test_a_join_result_arriving_between_two_polls_is_taken_up(
+    kafka_broker: Any, make_topic: Callable[..., str], unique_name: Callable[[str], str],
+    monkeypatch: pytest.MonkeyPatch, assignor: type, runtime: str,
+) -> None:
+    """The round trip after a subscription change completes while the application is between
+    two polls. By default the next poll takes it up; opted out, kafka-python never does."""
+    if runtime == "opted-out":
+        monkeypatch.setenv(OPT_OUT_ENV, "off")
+    a, b = make_topic(2), make_topic(2)
+    consumer = KafkaConsumer(a, bootstrap_servers=kafka_broker.bootstrap,
+                             group_id=unique_name("group"),
+                             partition_assignment_strategy=[assignor],
+                             session_timeout_ms=10_000, heartbeat_interval_ms=1_000)
+    try:
+        _wait_for_partitions(consumer, a)
+        assert _poll_until(consumer, {(a, 0), (a, 1)}, 30), "the group did not form"
+        consumer.subscribe([a, b])
+        _wait_for_partitions(consumer, b)  # the leader must see b's partitions when it assigns
+        coordinator = consumer._coordinator
+        consumer.poll(timeout_ms=1)  # sends the JoinGroup and gives up waiting at once
+        task = coordinator._join_task
+        assert task is not None, "the subscription change started no join"
+        deadline = time.monotonic() + 30
+        while not task.is_done and time.monotonic() < deadline:
+            time.sleep(0.01)  # the application is busy: the result arrives between two polls
+        assert task.is_done and task.succeeded(), task.exception
+        settled = _poll_until(consumer, {(a, 0), (a, 1), (b, 0), (b, 1)}, 6)
+        if runtime == "default":
+            assert settled, f"still {coordinator.state} with {sorted(consumer.assignment())}"
+        else:
+            assert not settled, ("kafka-python took up the dropped join result: it has fixed "
+                                 "the hang, and the join fix can go")
+            assert not _stable(consumer)
+    finally:
+        consumer.close(autocommit=False)
+
+
+def test_plain_members_with_a_slow_leader_settle_in_every_fresh_group(
+    make_topic: Callable[..., str], make_group: Callable[..., GroupRunner],
+) -> None:
+    """The hang's recipe (3 s leader, 200 ms polls, a subscription change) on member processes
+    that only construct KafkaConsumer: every one of 10 fresh groups settles."""
+    a, b = make_topic(4), make_topic(4)
+    groups = [make_group([a], [SLOW], members=2, **HANG_RECIPE) for _ in range(FRESH_GROUPS)]
+    for group in groups:
+        group.wait_stable(timeout=60, expected={a: 4})
+    for group in groups:
+        for index in (0, 1):
+            group.resubscribe(index, [a, b])
+    unsettled = []
+    for group in groups:
+        try:
+            state = group.wait_stable(timeout=60, expected={a: 4, b: 4}, settle=2.0)
+        except Exception as exc:
+            unsettled.append(f"{group.group_id}: {exc}")
+            continue
+        assert sorted(len(v) for v in state.values()) == [4, 4]
+    assert unsettled == [], "\n".join(unsettled)
+
+
+def _window_checks(group: GroupRunner, index: int, start: float, end: float,
+                   kept: set[tuple[str, int]]) -> tuple[int, int, set[str]]:
+    """Records of kept partitions, accepted commits and the states in effect in [start, end]."""
+    every = group.events(index)
+    events = [e for e in every if start <= float(e["mono"]) <= end]
+    records = sum(1 for e in events if e["event"] == "record"
+                  and (e["topic"], e["partition"]) in kept)
+    commits = sum(1 for e in events if e["event"] == "commit" and e["ok"])
+    earlier = [e for e in every if e["event"] == "state" and float(e["mono"]) < start]
+    states = {str(e["state"]) for e in earlier[-1:] + events if e["event"] == "state"}
+    return records, commits, states
+
+
+def test_cooperative_members_keep_reading_kept_partitions_during_a_rebalance(
+    kafka_broker: Any, make_topic: Callable[..., str], make_group: Callable[..., GroupRunner],
+) -> None:
+    """While the group waits for a member that is slow to rejoin, the members that already
+    rejoined keep reading and committing the partitions they keep (event timestamps prove
+    it); no partition is read by two members at once and nothing is lost."""
+    topic = make_topic(6)
+    producer = SequencedProducer(kafka_broker.bootstrap, [topic], rate=60).start()
+    group = make_group([topic], [SLOW_COOPERATIVE], members=3, report_records=True,
+                       commit="sync", **HANG_RECIPE)
+    try:
+        before = group.wait_stable(timeout=60, expected={topic: 6}, settle=1.0)
+        group.stall_member(2, STALL_S)  # m2 rejoins only when it polls again
+        joiner = group.add_member()
+        after = group.wait_stable(timeout=90, expected={topic: 6}, settle=2.0)
+    finally:
+        producer.stop()
+    names = [v.name for v in group.members()]
+    # the others learn of the rebalance at a heartbeat (0.5 s) after the joiner subscribed and
+    # rejoin; m2 is away until it resumes, so the first round cannot complete before then
+    subscribed = _first(group, joiner, "subscribed")
+    resumed = _first(group, 2, "resumed")
+    window = (subscribed + NOTICE_S, resumed - 0.2)
+    assert window[1] - window[0] >= 1.0, f"the joiner took {subscribed:.1f} s to start"
+    for index in (0, 1):
+        kept = {(t, p) for t, p in before[names[index]] & after[names[index]]}
+        assert kept, f"{names[index]} kept nothing: {before} -> {after}"
+        records, commits, states = _window_checks(group, index, *window, kept)
+        assert states == {"REBALANCING"}, f"{names[index]} reported {states} in the window"
+        assert records > 0, f"{names[index]} read nothing of {sorted(kept)} during the rebalance"
+        assert commits > 0, f"{names[index]} committed nothing during the rebalance"
+    failed = [e for e in group.events() if e["event"] == "commit" and not e["ok"]]
+    assert failed == [], failed[:5]
+    assert overlaps(holdings(group)) == []
+    _assert_one_reader_at_a_time(group)
+    committed = wait_all_committed(kafka_broker.bootstrap, group.group_id,
+                                   [(topic, p) for p in range(6)], timeout=60)
+    report = delivery_report(producer, consumed_records([group]), committed)
+    print(f"keep-reading: {report.summary()}")
+    assert report.lost == 0 and report.failed_sends == 0, report.summary()
+
+
+def _first(group: GroupRunner, index: int, event: str) -> float:
+    return next(float(e["mono"]) for e in group.events(index) if e["event"] == event)
+
+
+def _assert_one_reader_at_a_time(group: GroupRunner) -> None:
+    """Per partition, the records each member read form one unbroken run in time: no member
+    reads a partition again after another has started on it."""
+    runs: dict[tuple[str, int], list[str]] = {}
+    for record in consumed_records([group]):
+        readers = runs.setdefault((record.topic, record.partition), [])
+        if not readers or readers[-1] != record.member:
+            readers.append(record.member)
+    interleaved = {tp: r for tp, r in runs.items() if len(r) != len(set(r))}
+    assert interleaved == {}, interleaved

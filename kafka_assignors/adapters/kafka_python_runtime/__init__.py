@@ -1,0 +1,174 @@
+"""The kafka-python consumer runtime our assignors need, installed without being asked.
+
+A plain ``kafka.KafkaConsumer(..., partition_assignment_strategy=[<one of ours>])`` gets,
+on that consumer only (kafka-python's classes are never changed, and consumers without
+our assignors are left exactly as they are):
+
+* joins that are never dropped (:mod:`.join`): kafka-python 3.0.x can leave a member
+  REBALANCING after a join until the broker expels it;
+* with the cooperative protocol, members that keep reading the partitions they keep
+  while the group rebalances, revoke-first hand-overs and commits that survive the
+  rebalance (:mod:`.cooperative`).
+
+It is installed when kafka-python's coordinator first asks our assignor which rebalance
+protocols it supports (inside ``KafkaConsumer(...)``), checks every private name it
+relies on first (otherwise it logs one warning and changes nothing), and logs one INFO
+line per consumer saying what it did. Opt out for a process with the environment
+variable ``KAFKA_ASSIGNORS_KAFKA_PYTHON_RUNTIME=off``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+from . import cooperative, join
+
+log = logging.getLogger("kafka_assignors")
+
+#: Set to ``off`` (or 0/false/no) to leave kafka-python's consumer runtime untouched.
+OPT_OUT_ENV = "KAFKA_ASSIGNORS_KAFKA_PYTHON_RUNTIME"
+_MARK = "_kafka_assignors_runtime"
+_lock = threading.RLock()
+_warned: set[str] = set()
+
+
+@dataclass(frozen=True)
+class RuntimeStatus:
+    """What was installed on one consumer's coordinator."""
+
+    join_fix: bool
+    keep_reading: bool
+    missing: tuple[str, ...] = ()
+    opted_out: bool = False
+
+    def describe(self) -> str:
+        if self.opted_out:
+            return f"not installed ({OPT_OUT_ENV}=off)"
+        parts = []
+        if self.join_fix:
+            parts.append("join results are never dropped")
+        if self.keep_reading:
+            parts.append("cooperative rebalances keep reading kept partitions, revoke and "
+                         "commit first, and retry commits that meet the rebalance")
+        elif self.join_fix and not self.missing:
+            parts.append("eager protocol: no records during a rebalance, as kafka-python")
+        return "; ".join(parts) or "nothing installed"
+
+
+def opted_out() -> bool:
+    return os.environ.get(OPT_OUT_ENV, "").strip().lower() in {"off", "0", "false", "no"}
+
+
+def runtime_status(coordinator: Any) -> RuntimeStatus | None:
+    """What :func:`install` did on ``coordinator`` (None if it never ran there)."""
+    status: RuntimeStatus | None = getattr(coordinator, _MARK, None)
+    return status
+
+
+def install(coordinator: Any, *, keep_reading: bool = True) -> RuntimeStatus:
+    """Install the runtime on one kafka-python 3 ``ConsumerCoordinator``; idempotent.
+
+    ``keep_reading=False`` installs only the join fix: eager consumers (kafka-python keeps
+    their assignment but returns no records while they rebalance, as eager requires) and
+    :func:`patch_rejoin_hang` on consumers that do not use our assignors.
+    """
+    with _lock:
+        done = runtime_status(coordinator)
+        if done is not None and (done.keep_reading or not keep_reading or done.opted_out):
+            return done
+        if opted_out():
+            status = RuntimeStatus(False, False, opted_out=True)
+        else:
+            status = _install(coordinator, keep_reading, done)
+        with contextlib.suppress(AttributeError):  # a coordinator without a __dict__
+            setattr(coordinator, _MARK, status)
+    _log_once(coordinator, status)
+    return status
+
+
+def _install(coordinator: Any, keep_reading: bool, done: RuntimeStatus | None) -> RuntimeStatus:
+    missing = _missing(coordinator, join.NEEDS)
+    if missing:
+        return RuntimeStatus(False, False, missing)
+    if done is None or not done.join_fix:
+        join.install_join_fix(coordinator)
+    if not keep_reading:
+        return RuntimeStatus(True, False)
+    missing = _missing(coordinator, cooperative.NEEDS) + _missing(
+        getattr(coordinator, "_subscription", None), cooperative.SUBSCRIPTION_NEEDS)
+    if missing:
+        return RuntimeStatus(True, False, missing)
+    cooperative.install_cooperative(coordinator)
+    return RuntimeStatus(True, True)
+
+
+def _missing(obj: Any, names: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(name for name in names if not hasattr(obj, name))
+
+
+def _log_once(coordinator: Any, status: RuntimeStatus) -> None:
+    group = getattr(coordinator, "group_id", None)
+    if status.missing:
+        key = ",".join(status.missing)
+        if key in _warned:
+            return
+        _warned.add(key)
+        what = ("join results may be dropped (a member can stay REBALANCING) and "
+                "cooperative rebalances pause every partition" if not status.join_fix
+                else "cooperative rebalances pause every partition, as in plain kafka-python")
+        log.warning("kafka-assignors runtime: this kafka-python has no %s; %s",
+                    ", ".join(status.missing), what)
+        return
+    if status.opted_out:
+        log.info("kafka-assignors runtime on consumer group %s: not installed (%s=off)",
+                 group, OPT_OUT_ENV)
+        return
+    log.info("kafka-assignors runtime on consumer group %s: %s (opt out: %s=off)",
+             group, status.describe(), OPT_OUT_ENV)
+
+
+def install_for_caller(assignor: object) -> RuntimeStatus | None:
+    """Install on the kafka-python coordinator whose call reached ``assignor``, if any."""
+    from .._callers import calling_coordinator
+
+    coordinator = calling_coordinator(assignor)
+    if coordinator is None or not _is_kafka_python(coordinator):
+        return None
+    done = runtime_status(coordinator)
+    if done is not None:
+        return done
+    return install(coordinator, keep_reading=_all_cooperative(coordinator))
+
+
+def _all_cooperative(coordinator: Any) -> bool:
+    """True if the consumer will run the cooperative protocol (every assignor speaks it).
+
+    Asked while kafka-python is still deciding (its ``_rebalance_protocol`` is not set
+    yet), without calling back into our own assignors.
+    """
+    from kafka.coordinator.assignors.abstract import RebalanceProtocol
+
+    from ..kafka_python import KafkaPythonAssignor
+
+    assignors = getattr(coordinator, "_assignors", {}).values()
+    return bool(assignors) and all(
+        a.cooperative if isinstance(a, KafkaPythonAssignor)
+        else RebalanceProtocol.COOPERATIVE in a.supported_protocols()
+        for a in assignors)
+
+
+def _is_kafka_python(coordinator: object) -> bool:
+    try:
+        from kafka.coordinator.consumer import ConsumerCoordinator
+    except ImportError:
+        return False
+    return isinstance(coordinator, ConsumerCoordinator)
+
+
+__all__ = ["OPT_OUT_ENV", "RuntimeStatus", "install", "install_for_caller", "opted_out",
+           "runtime_status"]

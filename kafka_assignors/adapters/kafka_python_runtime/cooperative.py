@@ -1,0 +1,279 @@
+"""Cooperative members that keep reading: KIP-429 as the Java consumer does it (KAFKA-8421).
+
+kafka-python 3.0.12's ``poll()`` returns no records while any rebalance of its member is
+under way (``ConsumerCoordinator.poll`` waits in ``ensure_active_group``), so a
+cooperative rebalance pauses the partitions a member keeps as long as an eager one.
+On a cooperative consumer this module changes four things, on the coordinator instance:
+
+* ``poll``: while a rebalance of a member that owns partitions is due or under way, it
+  advances the rebalance without waiting (prepare, JoinGroup/SyncGroup, completion) and
+  lets the consumer fetch the partitions it still owns, as Java's
+  ``ConsumerCoordinator.poll(timer, waitForJoinGroup=false)``;
+* ``time_to_next_poll``: a short fetch wait during the rebalance, so its completion is
+  taken up promptly;
+* ``_on_join_complete_async``: partitions the new assignment takes away stop being
+  fetched and returned first, their consumed offsets are committed (auto-commit), and
+  ``on_partitions_revoked`` runs while they are still assigned (Java's order); only then
+  is the assignment replaced and the follow-up round requested;
+* heartbeats: for a few seconds after each cooperative round they go out every 100 ms, so
+  a follow-up round (the one that hands over revoked partitions) is noticed at once
+  rather than at the next ``heartbeat_interval_ms``;
+* commits: during the rebalance they go out with the member's current generation (the
+  broker accepts them while the group prepares) on a connection of their own (the
+  coordinator's connection is held by the pending JoinGroup: a broker answers one
+  connection's requests in order), and a REBALANCE_IN_PROGRESS or ILLEGAL_GENERATION
+  caused by the rebalance itself is retried (a sync commit waits for the next generation)
+  instead of failing the commit and resetting the member.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Coroutine
+from typing import Any
+
+log = logging.getLogger("kafka_assignors")
+
+#: The coordinator attributes this module reads or replaces (checked before installing).
+NEEDS = (
+    "poll", "poll_heartbeat", "time_to_next_poll", "_rebalance_protocol", "_subscription",
+    "group_id", "_generation", "state", "config", "need_rejoin", "request_rejoin",
+    "_on_join_complete_async", "_invoke_rebalance_listener_async",
+    "_commit_offsets_sync_async", "_maybe_auto_commit_offsets_async",
+    "generation_if_stable", "_send_offset_commit_request", "_handle_offset_commit_response",
+    "coordinator", "_cluster", "_manager", "group_instance_id", "heartbeat",
+)
+SUBSCRIPTION_NEEDS = (
+    "assigned_partitions", "all_consumed_offsets", "mark_pending_revocation",
+    "assign_from_subscribed", "partitions_auto_assigned", "rebalance_listener",
+)
+
+#: How long a fetch may wait during a cooperative rebalance before the join is looked at again.
+REBALANCE_POLL_S = 0.05
+#: How long committing the revoked partitions' offsets may take before they are let go anyway.
+REVOKE_COMMIT_TIMEOUT_MS = 10_000
+#: After a cooperative round, heartbeats this often for this long: the follow-up round starts
+#: when the member that revoked partitions rejoins, and the others learn of it by heartbeat.
+FAST_HEARTBEAT_S = 0.1
+FOLLOW_UP_WINDOW_S = 3.0
+
+
+def install_cooperative(coordinator: Any) -> None:
+    """Keep-reading, revoke-first and rebalance-safe commits on one coordinator."""
+    from kafka import errors as Errors
+    from kafka.coordinator.assignors.abstract import RebalanceProtocol
+    from kafka.protocol.consumer.metadata import ConsumerProtocolAssignment
+    from kafka.structs import MemberState
+
+    subscription = coordinator._subscription
+
+    def cooperative() -> bool:
+        return bool(coordinator._rebalance_protocol == RebalanceProtocol.COOPERATIVE)
+
+    def rebalancing() -> bool:
+        """A cooperative rebalance of this member is due or under way."""
+        return cooperative() and bool(coordinator.need_rejoin()
+                                      or coordinator.state is MemberState.REBALANCING)
+
+    def keeps_reading() -> bool:
+        """Rebalancing while holding partitions of a generation it is still a member of."""
+        generation = coordinator._generation
+        return (rebalancing() and coordinator.group_id is not None
+                and subscription.partitions_auto_assigned()
+                and not generation.is_lost()
+                and bool(subscription.assigned_partitions()))
+
+    # --- poll: advance the rebalance, do not wait for it -------------------------------
+
+    original_poll: Callable[..., bool] = coordinator.poll
+    original_time_to_next_poll: Callable[[], float] = coordinator.time_to_next_poll
+
+    def poll(timeout_ms: int | None = None) -> bool:
+        if not keeps_reading():
+            return original_poll(timeout_ms=timeout_ms)
+        if original_poll(timeout_ms=0):
+            return True  # the rebalance completed in this call
+        coordinator.poll_heartbeat()
+        coordinator._maybe_auto_commit_offsets_async()
+        # fetch what the member still owns (the prepare step may have revoked some)
+        return bool(subscription.assigned_partitions())
+
+    def time_to_next_poll() -> float:
+        if keeps_reading():
+            return REBALANCE_POLL_S
+        return original_time_to_next_poll()
+
+    # --- heartbeats: notice the follow-up round promptly --------------------------------
+
+    heartbeat = coordinator.heartbeat
+    original_time_to_next_heartbeat: Callable[[], float] = heartbeat.time_to_next_heartbeat
+    fast_until = [0.0]
+
+    def time_to_next_heartbeat() -> float:
+        left = original_time_to_next_heartbeat()
+        now = time.monotonic()
+        if now >= fast_until[0] or heartbeat.heartbeat_failed:
+            return left
+        since = now - float(max(heartbeat.last_send, heartbeat.last_reset))
+        return max(0.0, min(left, FAST_HEARTBEAT_S - since))
+
+    # --- completion: stop, commit and report revoked partitions before letting go -------
+
+    original_complete: Callable[..., Coroutine[Any, Any, None]] = (
+        coordinator._on_join_complete_async)
+
+    async def on_join_complete(generation: int, member_id: str, protocol: str,
+                               assignment_bytes: bytes) -> None:
+        if not cooperative():
+            return await original_complete(generation, member_id, protocol, assignment_bytes)
+        assigned = set(ConsumerProtocolAssignment.decode(assignment_bytes).partitions())
+        revoked = set(subscription.assigned_partitions()) - assigned
+        listener_error: BaseException | None = None
+        if revoked:
+            # no more fetches or returned records for them (buffered ones are dropped)
+            subscription.mark_pending_revocation(revoked)
+            await _commit_revoked(revoked)
+            if subscription.rebalance_listener is not None:
+                try:
+                    await coordinator._invoke_rebalance_listener_async(
+                        "on_partitions_revoked", revoked)
+                except Exception as exc:  # kafka-python's rule: finish, then raise
+                    log.exception("rebalance listener failed in on_partitions_revoked(%s)",
+                                  sorted(revoked))
+                    listener_error = exc
+            subscription.assign_from_subscribed(
+                sorted(set(subscription.assigned_partitions()) - revoked))
+            log.info("group %s: revoked %d partition(s) before handing them over; joining "
+                     "the follow-up round", coordinator.group_id, len(revoked))
+            coordinator.request_rejoin()  # the original sees nothing revoked any more
+        # the original applies the assignment and reports the added partitions
+        await original_complete(generation, member_id, protocol, assignment_bytes)
+        fast_until[0] = time.monotonic() + FOLLOW_UP_WINDOW_S
+        if listener_error is not None:
+            raise Errors.KafkaError("User rebalance callback throws an error") from listener_error
+
+    async def _commit_revoked(revoked: set[Any]) -> None:
+        if not coordinator.config.get("enable_auto_commit"):
+            return  # manual commits: on_partitions_revoked is where the application commits
+        offsets = {tp: om for tp, om in subscription.all_consumed_offsets().items()
+                   if tp in revoked}
+        if not offsets:
+            return
+        try:
+            await coordinator._commit_offsets_sync_async(
+                offsets, timeout_ms=REVOKE_COMMIT_TIMEOUT_MS)
+            log.debug("committed %d revoked partition(s) before handing them over",
+                      len(offsets))
+        except Exception as exc:
+            log.warning("group %s: could not commit the revoked partitions %s before "
+                        "handing them over (%s); their new owner re-reads from the last "
+                        "commit", coordinator.group_id, sorted(offsets), exc)
+
+    # --- commits during the rebalance ---------------------------------------------------
+
+    original_generation_if_stable: Callable[[], Any] = coordinator.generation_if_stable
+    original_send: Callable[[Any], Coroutine[Any, Any, Any]] = (
+        coordinator._send_offset_commit_request)
+    original_handle: Callable[..., Any] = coordinator._handle_offset_commit_response
+    sent: dict[int, tuple[int, bool]] = {}  # id(offsets) -> (generation, sent mid-rebalance)
+
+    def generation_if_stable() -> Any:
+        stable = original_generation_if_stable()
+        if stable is None and rebalancing() and not coordinator._generation.is_lost():
+            # the broker takes commits of the current generation while the group prepares
+            return coordinator._generation
+        return stable
+
+    async def send_commit(offsets: Any) -> Any:
+        mid_rebalance = rebalancing()
+        sent[id(offsets)] = (coordinator._generation.generation_id, mid_rebalance)
+        try:
+            node = _commit_node(coordinator) if mid_rebalance else None
+            generation = generation_if_stable()
+            if node is None or generation is None or not offsets:
+                return await original_send(offsets)
+            request = _commit_request(coordinator, offsets, generation)
+            send_time = time.monotonic()
+            response = await coordinator._manager.send(request, node_id=node)
+            return handle_commit(offsets, send_time, response)
+        finally:
+            sent.pop(id(offsets), None)
+
+    retry_codes = {Errors.RebalanceInProgressError.errno, Errors.IllegalGenerationError.errno}
+
+    def handle_commit(offsets: Any, send_time: float, response: Any) -> Any:
+        generation, mid_rebalance = sent.get(id(offsets), (None, False))
+        moved_on = generation is not None and generation != coordinator._generation.generation_id
+        raced = mid_rebalance or rebalancing() or moved_on
+        if cooperative() and raced and _error_codes(response) & retry_codes:
+            raise RebalanceCommitRetry(
+                f"group {coordinator.group_id} moved to a new generation while the commit was "
+                "in flight; retrying with the new one")
+        return original_handle(offsets, send_time, response)
+
+    coordinator.poll = poll
+    heartbeat.time_to_next_heartbeat = time_to_next_heartbeat
+    coordinator.time_to_next_poll = time_to_next_poll
+    coordinator._on_join_complete_async = on_join_complete
+    coordinator.generation_if_stable = generation_if_stable
+    coordinator._send_offset_commit_request = send_commit
+    coordinator._handle_offset_commit_response = handle_commit
+
+
+def _commit_node(coordinator: Any) -> str | None:
+    """A second connection to the group coordinator's broker, for commits mid-rebalance.
+
+    kafka-python sends group requests on a dedicated ``coordinator-<id>`` connection; the
+    JoinGroup a rebalance keeps pending there would hold a commit until it completes.
+    """
+    node_id = coordinator.coordinator()
+    cluster = coordinator._cluster
+    brokers = getattr(cluster, "_coordinator_brokers", None)
+    if not isinstance(brokers, dict) or brokers.get(node_id) is None:
+        return None
+    broker = brokers[node_id]
+    commit_id = f"{node_id}-commits"
+    known = brokers.get(commit_id)
+    if known is None or (known.host, known.port) != (broker.host, broker.port):
+        brokers[commit_id] = type(broker)(commit_id, broker.host, broker.port, None)
+    return commit_id
+
+
+def _commit_request(coordinator: Any, offsets: Any, generation: Any) -> Any:
+    """An OffsetCommit request for ``offsets`` under ``generation`` (what kafka-python sends)."""
+    from kafka.protocol.consumer import OffsetCommitRequest
+
+    topic_type = OffsetCommitRequest.OffsetCommitRequestTopic
+    partition_type = topic_type.OffsetCommitRequestPartition
+    by_topic: dict[str, list[Any]] = {}
+    for tp, om in offsets.items():
+        by_topic.setdefault(tp.topic, []).append(partition_type(
+            partition_index=tp.partition, committed_offset=om.offset,
+            committed_leader_epoch=om.leader_epoch, committed_metadata=om.metadata))
+    return OffsetCommitRequest(
+        max_version=8,
+        group_id=coordinator.group_id,
+        generation_id_or_member_epoch=generation.generation_id,
+        member_id=generation.member_id,
+        group_instance_id=coordinator.group_instance_id,
+        topics=[topic_type(name=t, partitions=ps) for t, ps in by_topic.items()],
+    )
+
+
+def _error_codes(response: Any) -> set[int]:
+    return {code for _topic, partitions in response.topics for _p, code in partitions}
+
+
+def _retry_error_base() -> tuple[type[BaseException], ...]:
+    from kafka import errors as Errors
+
+    return (Errors.RebalanceInProgressError, Errors.RetriableError)
+
+
+class RebalanceCommitRetry(*_retry_error_base()):  # type: ignore[misc]
+    """A commit that met the group between two generations: retried, not failed.
+
+    A ``RebalanceInProgressError`` (what the broker said) that is also retriable, so
+    ``consumer.commit()`` retries it until the rebalance completes or its timeout ends.
+    """

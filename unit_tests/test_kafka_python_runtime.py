@@ -1,0 +1,194 @@
+"""The kafka-python runtime: on consumers that use our assignors, by default, and only there."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import pytest
+from kafka import KafkaConsumer
+from kafka.coordinator.assignors.range import RangePartitionAssignor
+from kafka.coordinator.assignors.sticky.sticky_assignor import StickyPartitionAssignor
+
+from kafka_assignors import (
+    BalancedStickyAssignor,
+    CooperativeBalancedStickyAssignor,
+    CooperativeLoadAwareAssignor,
+    PinnedAssignor,
+)
+from kafka_assignors.adapters import kafka_python_runtime as runtime
+from kafka_assignors.adapters.kafka_python_runtime import cooperative, join
+
+REPLACED_BY_JOIN_FIX = {"need_rejoin", "join_group_async"}
+REPLACED_BY_COOPERATIVE = {"poll", "time_to_next_poll", "_on_join_complete_async",
+                           "generation_if_stable", "_send_offset_commit_request",
+                           "_handle_offset_commit_response"}
+
+
+def _consumer(strategy: list[Any]) -> Any:
+    """A real kafka-python consumer; no broker needed when api_version is given."""
+    return KafkaConsumer(bootstrap_servers="127.0.0.1:1", api_version=(3, 9), group_id="g",
+                         partition_assignment_strategy=strategy)
+
+
+def _replaced(consumer: Any) -> set[str]:
+    return set(vars(consumer._coordinator)) & (REPLACED_BY_JOIN_FIX | REPLACED_BY_COOPERATIVE)
+
+
+@pytest.mark.parametrize("strategy", [
+    [CooperativeBalancedStickyAssignor], [CooperativeBalancedStickyAssignor()],
+    [CooperativeLoadAwareAssignor(weights={})],
+])
+def test_a_cooperative_consumer_gets_the_whole_runtime_without_a_call(strategy: list[Any]) -> None:
+    consumer = _consumer(strategy)
+    try:
+        status = runtime.runtime_status(consumer._coordinator)
+        assert status == runtime.RuntimeStatus(join_fix=True, keep_reading=True)
+        assert _replaced(consumer) == REPLACED_BY_JOIN_FIX | REPLACED_BY_COOPERATIVE
+    finally:
+        consumer.close()
+
+
+@pytest.mark.parametrize("strategy", [
+    [BalancedStickyAssignor], [PinnedAssignor(pinned=["t:0"])],
+    # eager wins when a consumer lists an eager strategy beside a cooperative one
+    [CooperativeBalancedStickyAssignor, BalancedStickyAssignor],
+])
+def test_an_eager_consumer_gets_the_join_fix_only(strategy: list[Any]) -> None:
+    consumer = _consumer(strategy)
+    try:
+        status = runtime.runtime_status(consumer._coordinator)
+        assert status == runtime.RuntimeStatus(join_fix=True, keep_reading=False)
+        assert _replaced(consumer) == REPLACED_BY_JOIN_FIX
+    finally:
+        consumer.close()
+
+
+@pytest.mark.parametrize("strategy", [[RangePartitionAssignor], [StickyPartitionAssignor]])
+def test_a_consumer_without_our_assignors_is_untouched(strategy: list[Any]) -> None:
+    consumer = _consumer(strategy)
+    try:
+        assert runtime.runtime_status(consumer._coordinator) is None
+        assert _replaced(consumer) == set()
+    finally:
+        consumer.close()
+
+
+def test_one_info_line_says_what_was_done(caplog: Any) -> None:
+    with caplog.at_level(logging.INFO, logger="kafka_assignors"):
+        consumer = _consumer([CooperativeBalancedStickyAssignor])
+        consumer.close()
+    lines = [r for r in caplog.records if "kafka-assignors runtime" in r.getMessage()]
+    assert len(lines) == 1 and lines[0].levelno == logging.INFO
+    assert "never dropped" in lines[0].getMessage()
+    assert runtime.OPT_OUT_ENV in lines[0].getMessage()
+
+
+def test_the_environment_variable_opts_out(monkeypatch: Any) -> None:
+    monkeypatch.setenv(runtime.OPT_OUT_ENV, "off")
+    consumer = _consumer([CooperativeBalancedStickyAssignor])
+    try:
+        status = runtime.runtime_status(consumer._coordinator)
+        assert status is not None and status.opted_out
+        assert _replaced(consumer) == set()
+    finally:
+        consumer.close()
+
+
+class _Coordinator:
+    """A coordinator of another shape: the names the runtime needs are missing."""
+
+    group_id = "g"
+
+
+def test_missing_internals_change_nothing_and_warn_once(caplog: Any, monkeypatch: Any) -> None:
+    monkeypatch.setattr(runtime, "_warned", set())  # other tests may have warned already
+    first, second = _Coordinator(), _Coordinator()
+    with caplog.at_level(logging.WARNING, logger="kafka_assignors"):
+        status = runtime.install(first)
+        runtime.install(second)
+    assert not status.join_fix and not status.keep_reading
+    assert set(status.missing) == set(join.NEEDS)
+    assert vars(first) == {"_kafka_assignors_runtime": status}
+    assert len([r for r in caplog.records if r.levelno == logging.WARNING]) == 1
+
+
+def test_kafka_python_3_has_every_name_the_runtime_relies_on() -> None:
+    """Guards the private names against a kafka-python upgrade (the install checks them too)."""
+    consumer = _consumer([RangePartitionAssignor])
+    try:
+        coordinator = consumer._coordinator
+        assert [n for n in join.NEEDS + cooperative.NEEDS if not hasattr(coordinator, n)] == []
+        assert [n for n in cooperative.SUBSCRIPTION_NEEDS
+                if not hasattr(coordinator._subscription, n)] == []
+    finally:
+        consumer.close()
+
+
+def test_a_join_in_flight_counts_as_needing_a_rejoin() -> None:
+    consumer = _consumer([BalancedStickyAssignor])
+    try:
+        coordinator = consumer._coordinator
+        coordinator.rejoin_needed = False
+        coordinator._joined_subscription = None
+        coordinator.rejoining = True
+        assert coordinator.need_rejoin() is True
+        coordinator.rejoining = False
+        coordinator._join_task = object()  # a round trip whose result no poll has taken up
+        assert coordinator.need_rejoin() is True
+        coordinator._join_task = None
+        assert coordinator.need_rejoin() is False
+    finally:
+        consumer.close()
+
+
+def test_a_commit_retry_is_a_retriable_rebalance_error() -> None:
+    from kafka import errors as Errors
+
+    error = cooperative.RebalanceCommitRetry("moved on")
+    assert isinstance(error, Errors.RebalanceInProgressError)
+    assert isinstance(error, Errors.RetriableError)
+
+
+def test_cooperative_completion_revokes_first_then_assigns() -> None:
+    """A revoked partition stops being fetchable and is reported while still assigned; only
+    then is the assignment replaced, the added partitions reported and a follow-up requested."""
+    from kafka import ConsumerRebalanceListener
+    from kafka.protocol.consumer.metadata import ConsumerProtocolAssignment
+    from kafka.structs import TopicPartition
+
+    seen: list[tuple[str, list[int], list[int], bool | None]] = []
+    consumer = KafkaConsumer(bootstrap_servers="127.0.0.1:1", api_version=(3, 9), group_id="g",
+                             enable_auto_commit=False,
+                             partition_assignment_strategy=[CooperativeBalancedStickyAssignor])
+
+    class Listener(ConsumerRebalanceListener):  # type: ignore[misc]
+        def _note(self, kind: str, tps: Any) -> None:
+            state = consumer._subscription
+            held = sorted(tp.partition for tp in state.assigned_partitions())
+            fetchable = any(state.is_fetchable(tp) for tp in tps) if kind == "revoked" else None
+            seen.append((kind, sorted(tp.partition for tp in tps), held, fetchable))
+
+        def on_partitions_revoked(self, revoked: Any) -> None:
+            self._note("revoked", revoked)
+
+        def on_partitions_assigned(self, assigned: Any) -> None:
+            self._note("assigned", assigned)
+
+    try:
+        consumer.subscribe(["t"], listener=Listener())
+        state = consumer._subscription
+        state.assign_from_subscribed([TopicPartition("t", 0), TopicPartition("t", 1)])
+        for tp in state.assigned_partitions():
+            state.seek(tp, 0)
+        coordinator = consumer._coordinator
+        coordinator.rejoin_needed = False
+        encoded = ConsumerProtocolAssignment(
+            version=0, assigned_partitions=[("t", [1, 2])], user_data=b"").encode()
+        consumer._net.run(coordinator._on_join_complete_async, 3, "m",
+                          "cooperative-balanced-sticky", encoded)
+        assert seen == [("revoked", [0], [0, 1], False), ("assigned", [2], [1, 2], None)]
+        assert sorted(tp.partition for tp in state.assigned_partitions()) == [1, 2]
+        assert coordinator.rejoin_needed is True  # the follow-up round hands partition 0 over
+    finally:
+        consumer.close(autocommit=False)
