@@ -107,10 +107,10 @@ def _uniform_part(
 ) -> tuple[IndexedAssignment, int]:
     """One part with identical subscriptions, and the moves beyond what total balance needs."""
     held = held_counts(part_members, claims.owned)
-    ones, proven = plan_uniform(part_members, part_topics, counts, held)
+    ones, proven, settled = plan_uniform(part_members, part_topics, counts, held)
     if ones is not None and proven:
         got, moved = deal_uniform(
-            part_members, part_topics, counts, claims.owned, claims.claimed, held, ones
+            part_members, part_topics, counts, claims.owned, claims.claimed, held, ones, settled
         )
     else:
         # rare: the plan cannot be shown to keep the most; the exact search finishes

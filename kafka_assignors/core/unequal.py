@@ -196,7 +196,7 @@ def _class_plan(st: _State, budget: Budget) -> dict[int, dict[str, int]] | None:
         if share == old and _settled(st, ms, counts):
             x.update((i, st.x[i]) for i in ms)  # already what the plan would give
             continue
-        ones, _kept_most = plan_uniform(ms, topics, counts, st.own)
+        ones = plan_uniform(ms, topics, counts, st.own).ones
         if ones is None:
             return None
         x.update(plan_counts(ms, topics, counts, ones))

@@ -26,11 +26,24 @@ from __future__ import annotations
 
 from collections import Counter, deque
 from collections.abc import Mapping, Sequence
+from itertools import chain
+from typing import NamedTuple
 
 #: member index -> topic -> partitions
 IndexedAssignment = dict[int, dict[str, list[int]]]
 #: topic -> members that get the ceiling of that topic (the ones of ``y``)
 Ceilings = dict[str, set[int]]
+
+
+class Plan(NamedTuple):
+    """What :func:`plan_uniform` decided."""
+
+    #: None if the completion got stuck (never expected; then nothing is known)
+    ones: Ceilings | None
+    #: the plan provably keeps the most owned partitions
+    proven: bool
+    #: members whose counts are exactly what they own (their lists stay as they are)
+    settled: frozenset[int] = frozenset()
 
 
 def held_counts(
@@ -45,49 +58,84 @@ def plan_uniform(
     topics: Sequence[str],
     partition_counts: Mapping[str, int],
     held: Mapping[int, Mapping[str, int]],
-) -> tuple[Ceilings | None, bool]:
+) -> Plan:
     """Choose which members get the ceiling of each topic; see the module docstring.
 
-    ``held`` comes from :func:`held_counts`.  Returns ``(ceilings, proven)``:
-    ``ceilings`` is None if the completion got stuck (then nothing is known),
-    and ``proven`` says the plan keeps the most owned partitions possible.
+    ``held`` comes from :func:`held_counts`.
     """
     m_count = len(member_ids)
     floor = {t: partition_counts[t] // m_count for t in topics}
     rem = {t: partition_counts[t] % m_count for t in topics if partition_counts[t] % m_count}
     ones: Ceilings = {t: set() for t in rem}
-    if not rem:
-        return ones, True
     k, e = divmod(sum(rem.values()), m_count)
 
     wants: dict[int, list[str]] = {}
+    exact: set[int] = set()  # members owning the floor or, where they want it, one more
     at_floor = floor.items()
+    floor_topics = {t for t, f in at_floor if f}
     for i in member_ids:
         # set difference of (topic, count) pairs: only the cells off the floor, in C
-        off = held[i].items() - at_floor
-        if off:
-            w = sorted(t for t, c in off if c > floor[t] and t in rem)
-            if w:
-                wants[i] = w
+        held_i = held[i]
+        off = held_i.items() - at_floor
+        if not off:
+            if floor_topics <= held_i.keys():
+                exact.add(i)
+            continue
+        w = [t for t, c in off if c == floor[t] + 1 and t in rem]
+        if len(w) == len(off):
+            if floor_topics <= held_i.keys():
+                exact.add(i)
+        else:  # some cell is further off: every cell above the floor is wanted
+            w = [t for t, c in off if c > floor[t] and t in rem]
+        if w:
+            wants[i] = w
+    if not rem:
+        return Plan(ones, True, frozenset(exact))
     left = dict(rem)
     deg = dict.fromkeys(member_ids, 0)
     hub = e  # rows that may still take k + 1
     bound = 0  # the most wanted cells any plan can take
+    taken = 0
+    took_all: set[int] = set()  # rows given every column they want
     if wants:
-        contest = Counter(t for w in wants.values() for t in w)
+        contest = Counter(chain.from_iterable(wants.values()))
         col_bound = sum(min(rem[t], c) for t, c in contest.items())
         row_bound = sum(min(len(w), k) for w in wants.values()) + min(
             e, sum(1 for w in wants.values() if len(w) > k)
         )
         bound = min(row_bound, col_bound)
+        if bound == row_bound == col_bound and all(len(w) <= k for w in wants.values()):
+            # the usual case (after a leave, say): every row takes every column it wants
+            for i, w in wants.items():
+                for t in w:
+                    ones[t].add(i)
+                    left[t] -= 1
+                deg[i] = len(w)
+            taken = bound
+            took_all.update(wants)
+            wants_left: dict[int, list[str]] = {}
+        else:
+            wants_left = wants
         # rows wanting more than k first (they can use the e larger rows); a row that
         # must leave some wanted columns leaves those left least often so far (each
         # left column needs another row with room), then the most contested
         dropped = dict.fromkeys(contest, 0)
-        for i in sorted(wants, key=lambda i: (-min(len(wants[i]), k + 1), i)):
-            cap = k + 1 if hub and len(wants[i]) > k else k
+        for i in sorted(wants_left, key=lambda i: (-min(len(wants[i]), k + 1), i)):
+            w = wants[i]
+            cap = k + 1 if hub and len(w) > k else k
+            if len(w) <= cap and all(left[t] for t in w):
+                # the usual case: the row takes every column it wants
+                for t in w:
+                    left[t] -= 1
+                    ones[t].add(i)
+                deg[i] = len(w)
+                taken += len(w)
+                took_all.add(i)
+                if len(w) > k:
+                    hub -= 1
+                continue
             got = 0
-            for t in sorted(wants[i], key=lambda t: (-dropped[t], contest[t] - rem[t], t)):
+            for t in sorted(w, key=lambda t: (-dropped[t], contest[t] - rem[t], t)):
                 if got < cap and left[t]:
                     left[t] -= 1
                     ones[t].add(i)
@@ -97,14 +145,43 @@ def plan_uniform(
             if got > k:
                 hub -= 1
             deg[i] = got
+            taken += got
+            if got == len(w):
+                took_all.add(i)
 
+    if not wants:
+        _deal_cyclic(member_ids, rem, ones)
+        # the rows dealt a ceiling hold more than they own now
+        return Plan(ones, True, frozenset(exact.difference(*ones.values())))
     done = _Completion(member_ids, k, hub, deg, ones, wants)
     for t in sorted(left, key=lambda t: (-left[t], t)):
         if not done.fill(t, left[t]):
-            return None, False
-    # a repair may have traded wanted cells: count what the plan keeps
-    taken = sum(1 for i, w in wants.items() for t in w if i in ones[t])
-    return ones, taken == bound
+            return Plan(None, False)
+    if done.cols_of is not None:
+        # a repair may have traded wanted cells: count what the plan keeps
+        taken = sum(1 for i, w in wants.items() for t in w if i in ones[t])
+    # exact members that got just the columns they want keep their lists
+    settled = frozenset(i for i in exact - done.touched if i in took_all or i not in wants)
+    return Plan(ones, taken == bound, settled)
+
+
+def _deal_cyclic(member_ids: Sequence[int], rem: Mapping[str, int], ones: Ceilings) -> None:
+    """No row holds a one yet: column after column, the next ``r_t`` rows in a circle.
+
+    Each column has at most ``M - 1`` ones, so it never meets a row twice, and the rows
+    end with ``k`` or ``k + 1`` ones, the ``k + 1`` on the ``e`` rows first reached.
+    """
+    rows = list(member_ids)
+    m_count = len(rows)
+    pos = 0
+    for t in sorted(rem, key=lambda t: (-rem[t], t)):
+        r = rem[t]
+        end = pos + r
+        if end <= m_count:
+            ones[t] = set(rows[pos:end])
+        else:
+            ones[t] = set(rows[pos:]) | set(rows[: end - m_count])
+        pos = end % m_count
 
 
 class _Completion:
@@ -125,7 +202,8 @@ class _Completion:
     ) -> None:
         self.members = member_ids
         self.k, self.hub, self.deg, self.ones = k, hub, deg, ones
-        self.wanted = {(i, t) for i, w in wants.items() for t in w}
+        self.wants = wants
+        self.wanted: set[tuple[int, str]] | None = None  # built on the first repair
         # levels[r]: rows with room r = k - deg (level 0: rows at k, which need the hub);
         # entries go stale when a row's degree changes and are skipped then
         self.levels: list[deque[int]] = [deque() for _ in range(k + 1)]
@@ -133,6 +211,7 @@ class _Completion:
             if deg[i] <= k:
                 self.levels[k - deg[i]].append(i)
         self.cols_of: dict[int, set[str]] | None = None  # built on the first repair
+        self.touched: set[int] = set()  # rows given or relieved of a one here
 
     def fill(self, t: str, need: int) -> bool:
         """Give column ``t`` ``need`` more ones, rows with the most room first."""
@@ -163,6 +242,7 @@ class _Completion:
         return all(self._augment(t) for _ in range(need))
 
     def _add(self, i: int, t: str) -> None:
+        self.touched.add(i)
         self.ones[t].add(i)
         if self.cols_of is not None:
             self.cols_of.setdefault(i, set()).add(t)
@@ -173,6 +253,7 @@ class _Completion:
             self.levels[self.k - self.deg[i]].append(i)
 
     def _remove(self, i: int, t: str) -> None:
+        self.touched.add(i)
         self.ones[t].discard(i)
         assert self.cols_of is not None
         self.cols_of[i].discard(t)
@@ -186,6 +267,9 @@ class _Completion:
         passes one of its columns on to another row, ... until a row with room.  Cost: the
         wanted cells given up (0-1 breadth-first search).  Such a path always exists
         while a completion does (flow augmentation), which is always."""
+        if self.wanted is None:
+            self.wanted = {(i, t) for i, w in self.wants.items() for t in w}
+        wanted = self.wanted
         if self.cols_of is None:
             self.cols_of = {}
             for c, rows in self.ones.items():
@@ -222,7 +306,7 @@ class _Completion:
                     row = giver
                 return True
             for c in sorted(cols_of.get(node, ())):
-                nd = d + ((node, c) in self.wanted)
+                nd = d + ((node, c) in wanted)
                 if c != t and nd < dist_c.get(c, nd + 1):
                     dist_c[c] = nd
                     gave[c] = node
@@ -255,6 +339,7 @@ def deal_uniform(
     claimed: Mapping[str, set[int]],
     held: Mapping[int, Mapping[str, int]],
     ones: Ceilings,
+    settled: frozenset[int] = frozenset(),
 ) -> tuple[IndexedAssignment, int]:
     """Partitions for the plan: owners keep their lowest-numbered own first.
 
@@ -266,13 +351,16 @@ def deal_uniform(
     floors = {t: partition_counts[t] // m_count for t in topics if partition_counts[t] >= m_count}
     ceilings_of: dict[int, list[str]] = {}
     for t, rows in ones.items():
-        for i in rows:
+        for i in rows - settled if settled else rows:
             ceilings_of.setdefault(i, []).append(t)
     result: IndexedAssignment = {}
     freed: dict[str, list[int]] = {}
     short: dict[str, list[tuple[int, int]]] = {}
     moved = 0
     for i in member_ids:
+        if i in settled:
+            result[i] = dict(owned[i])  # its counts are what it owns
+            continue
         target = floors.copy()
         for t in ceilings_of.get(i, ()):
             target[t] = target.get(t, 0) + 1
@@ -324,9 +412,13 @@ def _deal_fresh(
         f = partition_counts[t] // m_count
         plus = ones.get(t)
         pos = 0
+        if not f:  # fewer partitions than members: only the ceilings get one
+            for i in sorted(plus or ()):
+                result[i][t] = [pos]
+                pos += 1
+            continue
         for i in member_ids:
             c = f + 1 if plus and i in plus else f
-            if c:
-                result[i][t] = list(range(pos, pos + c))
-                pos += c
+            result[i][t] = list(range(pos, pos + c))
+            pos += c
     return result
