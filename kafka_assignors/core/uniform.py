@@ -74,8 +74,17 @@ def plan_uniform(
     at_floor = floor.items()
     floor_topics = {t for t, f in at_floor if f}
     for i in member_ids:
-        # set difference of (topic, count) pairs: only the cells off the floor, in C
         held_i = held[i]
+        if not floor_topics:
+            # fewer partitions than members in every topic: any held cell is wanted
+            if held_i:
+                wants[i] = list(held_i)
+                if max(held_i.values()) == 1:
+                    exact.add(i)
+            else:
+                exact.add(i)
+            continue
+        # set difference of (topic, count) pairs: only the cells off the floor, in C
         off = held_i.items() - at_floor
         if not off:
             if floor_topics <= held_i.keys():
@@ -109,8 +118,9 @@ def plan_uniform(
             for i, w in wants.items():
                 for t in w:
                     ones[t].add(i)
-                    left[t] -= 1
                 deg[i] = len(w)
+            for t, c in contest.items():
+                left[t] -= c
             taken = bound
             took_all.update(wants)
             wants_left: dict[int, list[str]] = {}
@@ -207,7 +217,7 @@ class _Completion:
         # levels[r]: rows with room r = k - deg (level 0: rows at k, which need the hub);
         # entries go stale when a row's degree changes and are skipped then
         self.levels: list[deque[int]] = [deque() for _ in range(k + 1)]
-        for i in sorted(member_ids, key=lambda i: (deg[i], i)):
+        for i in sorted(member_ids, key=deg.__getitem__):  # stable: by degree, then index
             if deg[i] <= k:
                 self.levels[k - deg[i]].append(i)
         self.cols_of: dict[int, set[str]] | None = None  # built on the first repair
