@@ -65,6 +65,8 @@ def test_evaluate_matches_the_hand_worked_scenario(spark: Any, tmp_path: Path) -
         ):
             assert row["step"] == step and row["rounds"] == 1
             assert row["count_imbalance"] == count, (name, step)
+            # 3 partitions per topic: 2 and 1 over two members, 1 each over three
+            assert row["topic_spread"] == (0 if step == 1 else 1), (name, step)
             assert row["load_imbalance"] == pytest.approx(load), (name, step)
             assert row["moved"] == moved and row["moved_from_stayers"] == stayers, (name, step)
             assert row["copartition_violations"] == splits, (name, step)
@@ -73,6 +75,7 @@ def test_evaluate_matches_the_hand_worked_scenario(spark: Any, tmp_path: Path) -
     coop = rows[rows["assignor"] == "cooperative-balanced-sticky"]
     assert list(coop["rounds"]) == [1, 2, 1]  # the join hands partitions over in two rounds
     assert list(coop["count_imbalance"]) == [0, 0, 0]
+    assert list(coop["topic_spread"]) == [1, 0, 1]
     assert list(coop["moved_from_stayers"])[2] == 0  # a crash moves only the dead member's
 
 

@@ -23,6 +23,7 @@ FIGURES = (
     ("label", "event", "{}"),
     ("members", "members", "{}"),
     ("count_imbalance", "spread", "{}"),
+    ("topic_spread", "topic spread", "{}"),
     ("load_imbalance", "load", "{:.2f}"),
     ("moved", "moved", "{}"),
     ("rounds", "rounds", "{}"),

@@ -17,6 +17,9 @@ class FakeCluster:
         n = self.counts.get(topic)
         return None if n is None else set(range(n))
 
+    def topics(self, exclude_internal_topics: bool = True) -> set[str]:
+        return set(self.counts)
+
 
 @dataclass
 class FakeMember:

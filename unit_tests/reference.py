@@ -120,6 +120,107 @@ def optimum(group: GroupSpec) -> tuple[list[int], int]:
     return sorted(loads(result).values()), moves(group, result)
 
 
+def topic_squares(group: GroupSpec, assignment: Mapping[str, Mapping[str, Sequence[int]]]) -> int:
+    """Sum over topics and members of (partitions of the topic the member holds) squared."""
+    return sum(len(ps) ** 2 for bt in assignment.values() for ps in bt.values())
+
+
+def topic_spreads(
+    group: GroupSpec, assignment: Mapping[str, Mapping[str, Sequence[int]]]
+) -> dict[str, int]:
+    """Per topic: most minus fewest of its partitions held by one of its subscribers."""
+    out = {}
+    for t in group.subscribed_topics():
+        held = [len(assignment.get(m.member_id, {}).get(t, ())) for m in group.members
+                if t in usable(group, m)]
+        out[t] = max(held) - min(held)
+    return out
+
+
+def per_topic_optimum(group: GroupSpec) -> tuple[list[int], int, int]:
+    """(sorted loads, sum of per-topic squares, moves) of the lexicographic optimum:
+    least sum of squared loads, then least sum of squared per-topic counts, then
+    fewest moves; an exact min-cost flow (networkx), partition by partition.
+
+    Partition -> (member, topic) costs the move (1 if someone else owned it); the
+    j-th unit of (member, topic) costs b2 * (2j - 1), the j-th unit of a member's
+    load b1 * (2j - 1), with b2 above any total of moves and b1 above any total of
+    the two lower levels.
+    """
+    parts = all_partitions(group)
+    n = len(parts)
+    before = claim_owner(group)
+    b2 = n + 1
+    b1 = b2 * (n * n + 1) + n + 1
+    g = nx.DiGraph()
+    g.add_node("s", demand=-n)
+    g.add_node("z", demand=n)
+    for t, p in parts:
+        g.add_edge("s", ("p", t, p), capacity=1, weight=0)
+        for m in group.members:
+            if t in usable(group, m):
+                owner = before.get((t, p))
+                cost = 1 if owner is not None and owner != m.member_id else 0
+                g.add_edge(("p", t, p), ("mt", m.member_id, t), capacity=1, weight=cost)
+    for m in group.members:
+        for t in usable(group, m):
+            for j in range(1, group.partition_count(t) + 1):
+                g.add_edge(("mt", m.member_id, t), ("ut", m.member_id, t, j), capacity=1,
+                           weight=b2 * (2 * j - 1))
+                g.add_edge(("ut", m.member_id, t, j), ("m", m.member_id), capacity=1, weight=0)
+        for j in range(1, n + 1):
+            g.add_edge(("m", m.member_id), ("u", m.member_id, j), capacity=1,
+                       weight=b1 * (2 * j - 1))
+            g.add_edge(("u", m.member_id, j), "z", capacity=1, weight=0)
+    flow = nx.min_cost_flow(g)
+    result: dict[str, dict[str, list[int]]] = {m.member_id: {} for m in group.members}
+    for t, p in parts:
+        for target, f in flow[("p", t, p)].items():
+            if f:
+                result[target[1]].setdefault(t, []).append(p)
+    return sorted(loads(result).values()), topic_squares(group, result), moves(group, result)
+
+
+def fewest_moves_even(group: GroupSpec) -> int:
+    """Identical subscriptions: the fewest moves of any assignment whose member totals and
+    per-topic counts are all the floor or the ceiling of their mean (exact min-cost flow).
+
+    Lower bounds as arcs worth ``-big`` each: the optimum fills all of them (such an
+    assignment always exists; asserted), and the moves are what is left of the cost.
+    """
+    members = [m.member_id for m in group.members if usable(group, m)]
+    parts = all_partitions(group)
+    n, size = len(parts), len(members)
+    before = claim_owner(group)
+    big = n + 1
+    g = nx.DiGraph()
+    g.add_node("s", demand=-n)
+    g.add_node("z", demand=n)
+    must = 0
+    for t, p in parts:
+        g.add_edge("s", ("p", t, p), capacity=1, weight=0)
+        for m in members:
+            owner = before.get((t, p))
+            g.add_edge(("p", t, p), ("mt", m, t), capacity=1,
+                       weight=1 if owner is not None and owner != m else 0)
+    base, extra = divmod(n, size)
+    for m in members:
+        for t in group.subscribed_topics():
+            lo, r = divmod(group.partition_count(t), size)
+            g.add_edge(("mt", m, t), ("lo", m, t), capacity=lo, weight=-big)
+            g.add_edge(("lo", m, t), ("m", m), capacity=lo, weight=0)
+            g.add_edge(("mt", m, t), ("m", m), capacity=1 if r else 0, weight=0)
+            must += lo
+        g.add_edge(("m", m), ("lo", m), capacity=base, weight=-big)
+        g.add_edge(("lo", m), "z", capacity=base, weight=0)
+        g.add_edge(("m", m), "z", capacity=1 if extra else 0, weight=0)
+        must += base
+    flow = nx.min_cost_flow(g)
+    cost = nx.cost_of_flow(g, flow)
+    assert cost < -big * (must - 1) + 1, "no assignment is even in total and in every topic"
+    return int(cost + big * must)
+
+
 def min_makespan(weights: Sequence[float], machines: int) -> float:
     """The exact smallest possible heaviest load (branch and bound; small inputs only)."""
     items = sorted(weights, reverse=True)

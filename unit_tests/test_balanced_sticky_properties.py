@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import random
+from unittest import mock
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from kafka_assignors.core import class_shares, unequal
 from kafka_assignors.core.balanced_sticky import balanced_sticky
 from kafka_assignors.core.cooperative import withhold_moving
 from kafka_assignors.core.model import GroupSpec, MemberSpec
@@ -41,11 +43,47 @@ def test_identical_subscriptions_differ_by_at_most_one(group: GroupSpec) -> None
     assert max(counts) - min(counts) <= 1
 
 
+@SETTINGS
+@given(groups(uniform=True))
+def test_identical_subscriptions_balance_every_topic(group: GroupSpec) -> None:
+    """With identical subscriptions every member holds the floor or ceiling of every topic."""
+    assignment = balanced_sticky(group)
+    assert all(spread <= 1 for spread in ref.topic_spreads(group, assignment).values())
+
+
 @settings(max_examples=600, deadline=None)
 @given(groups(max_members=5, max_partitions=5))
-def test_movement_is_minimal(group: GroupSpec) -> None:
-    """Moves equal the fewest any optimally balanced assignment needs (exact min-cost flow)."""
+def test_balance_then_topics_then_movement_are_optimal(group: GroupSpec) -> None:
+    """Loads, then per-topic squares, then moves equal the exact lexicographic optimum."""
     assignment = balanced_sticky(group)
+    best_loads, best_squares, best_moves = ref.per_topic_optimum(group)
+    assert sorted(ref.loads(assignment).values()) == best_loads
+    assert ref.topic_squares(group, assignment) == best_squares
+    assert ref.moves(group, assignment) == best_moves
+
+
+@settings(max_examples=300, deadline=None)
+@given(groups(max_members=6, max_partitions=6, uniform=False), st.sampled_from([10**9, -1]))
+def test_class_shares_alone_reach_both_balances(group: GroupSpec, pair_limit: int) -> None:
+    """Without the member-level search for fewer moves, loads and per-topic squares are
+    already the exact optimum: they depend only on the classes' shares (cycles searched
+    on the class graph, or on topics and classes when there are many classes)."""
+    with (
+        mock.patch.object(unequal, "_polish", lambda *args: True),
+        mock.patch.object(class_shares, "PAIR_LIMIT", pair_limit),
+    ):
+        assignment = balanced_sticky(group)
+    validate_assignment(group, assignment)
+    best_loads, best_squares, _moves = ref.per_topic_optimum(group)
+    assert sorted(ref.loads(assignment).values()) == best_loads
+    assert ref.topic_squares(group, assignment) == best_squares
+
+
+@settings(max_examples=300, deadline=None)
+@given(groups(max_members=5, max_partitions=5))
+def test_without_per_topic_balance_movement_is_minimal(group: GroupSpec) -> None:
+    """The opt-out keeps the old guarantee: optimal balance, then the fewest moves."""
+    assignment = balanced_sticky(group, per_topic=False)
     best_loads, best_moves = ref.optimum(group)
     assert sorted(ref.loads(assignment).values()) == best_loads
     assert ref.moves(group, assignment) == best_moves
@@ -76,7 +114,7 @@ def test_event_moves_only_what_balance_needs(group: GroupSpec, data: st.DataObje
         members.append(MemberSpec("joiner", members[0].topics))
     after = GroupSpec.build(members, {t: s.partitions for t, s in group.topics.items()})
     second = balanced_sticky(after)
-    assert ref.moves(after, second) == ref.optimum(after)[1]
+    assert ref.moves(after, second) == ref.per_topic_optimum(after)[2]
 
 
 @SETTINGS

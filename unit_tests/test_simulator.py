@@ -244,3 +244,34 @@ def test_load_aware_balances_simulated_weights_better_than_counting() -> None:
     assert aware.error is None and aware.load_imbalance is not None
     assert counted.load_imbalance is not None
     assert aware.load_imbalance < counted.load_imbalance
+
+
+def test_topic_spread_counts_subscribers_that_hold_none_of_the_topic() -> None:
+    """Worst per-topic spread: a subscriber holding none of a topic counts as 0."""
+    from kafka_assignors.core.metrics import topic_spread
+
+    assignment = {"a": {"t": [0, 1, 2]}, "b": {"t": [3]}, "c": {"u": [0]}}
+    assert topic_spread(assignment) == 3  # c holds no t
+    assert topic_spread(assignment, {"a": ["t", "u"], "b": ["t", "u"], "c": ["u"]}) == 2
+    assert topic_spread({"a": {"t": [0]}, "b": {"t": [1]}}) == 0
+
+
+def test_every_rebalance_reports_the_worst_topic_spread() -> None:
+    """2 topics x 4, 4 members, one leaves, one joins: the figure matches the assignment, and
+    balanced-sticky keeps every topic within one."""
+    scenario = Scenario(
+        "two-by-four",
+        {"t0": 4, "t1": 4},
+        members(4, ("t0", "t1")),
+        events=(Event("leave", leaves=("C1",)), Event("join", joins=members(5, ("t0", "t1"))[4:])),
+    )
+    for name in ("sticky", "balanced-sticky", "range"):
+        for step in run_scenario(scenario, name, keep_assignments=True):
+            assert step.assignment is not None and step.topic_spread is not None
+            spreads = []
+            for t in ("t0", "t1"):
+                held = [len(step.assignment[m].get(t, ())) for m in step.assignment]
+                spreads.append(max(held) - min(held))
+            assert step.topic_spread == max(spreads), (name, step.step)
+            if name == "balanced-sticky":
+                assert step.topic_spread <= 1

@@ -1,8 +1,22 @@
-"""The balanced sticky algorithm: optimal balance first, then the fewest moves.
+"""The balanced sticky algorithm: optimal balance, then each topic even, then the fewest moves.
 
-Members are split into independent parts (members linked by a shared topic).
-A part whose members all subscribe to the same topics is solved in closed form
-(:mod:`.uniform`); any other part by the min-cost method of :mod:`.unequal`.
+Objectives, in this order (``x[m][t]``: partitions of topic ``t`` member ``m`` gets):
+1. the least sum of squared member loads (an optimal semi-matching);
+2. the least sum over topics and members of ``x[m][t] ** 2`` (each topic spread
+   over its subscribers as evenly as 1 allows);
+3. the fewest owned partitions (after :mod:`.claims`) that change owner.
+
+Members are split into independent parts (members linked by a shared topic),
+in canonical order (:func:`canonical_members`: static members by instance id,
+then member id).  A part whose members all subscribe to the same topics is
+planned without search (:mod:`.uniform`); any other part, or a uniform plan
+that cannot be proven to move the fewest partitions, goes to the min-cost
+method of :mod:`.unequal` (which solves objective 2 on classes of members,
+:mod:`.class_shares`).  Whatever the objectives leave open is decided by fixed
+orders (members canonical, topics by name, partitions by number), so every
+leader computes the same assignment.  ``per_topic=False`` keeps the old
+tie-breaking: objectives 1 and 3 only (:mod:`.uniform_total`, and
+:mod:`.unequal` without objective 2).
 """
 
 from __future__ import annotations
@@ -10,10 +24,11 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping, Sequence
 
-from .claims import resolve_claims
+from .claims import Claims, resolve_claims
 from .model import Assignment, GroupSpec, MemberSpec
 from .unequal import POLISH_BUDGET, assign_unequal
-from .uniform import IndexedAssignment, assign_uniform
+from .uniform import IndexedAssignment, deal_uniform, held_counts, plan_counts, plan_uniform
+from .uniform_total import assign_uniform_total
 
 log = logging.getLogger("kafka_assignors.core")
 
@@ -28,12 +43,15 @@ def usable_topics(group: GroupSpec, member: MemberSpec) -> frozenset[str]:
     return frozenset(t for t in member.topics if group.partition_count(t) > 0)
 
 
-def balanced_sticky(group: GroupSpec, polish_budget: int = POLISH_BUDGET) -> Assignment:
+def balanced_sticky(
+    group: GroupSpec, polish_budget: int = POLISH_BUDGET, per_topic: bool = True
+) -> Assignment:
     """Assign every partition of every subscribed topic; see the module docstring.
 
-    ``polish_budget`` caps the work spent minimising movement among members with
-    different subscriptions (see :data:`.unequal.POLISH_BUDGET`); a count of steps,
-    not a time, so the result never depends on how fast the leader is.
+    ``polish_budget`` caps the work spent on the exact search (see
+    :data:`.unequal.POLISH_BUDGET`); a count of steps, not a time, so the result
+    never depends on how fast the leader is.  ``per_topic`` (default) also
+    balances every topic over its subscribers.
     """
     members = canonical_members(group)
     # members usually share a handful of distinct subscriptions: work each out once
@@ -48,18 +66,82 @@ def balanced_sticky(group: GroupSpec, polish_budget: int = POLISH_BUDGET) -> Ass
     claims = resolve_claims(members, subs, counts)
 
     indexed: IndexedAssignment = {}
+    extra_moves = 0
     for part_members, part_topics in _parts(subs):
         first = subs[part_members[0]]
         if all(subs[i] == first for i in part_members):
-            indexed.update(
-                assign_uniform(part_members, part_topics, counts, claims.owned, claims.claimed)
-            )
+            if not per_topic:
+                indexed.update(
+                    assign_uniform_total(
+                        part_members, part_topics, counts, claims.owned, claims.claimed
+                    )
+                )
+                continue
+            got, extra = _uniform_part(part_members, part_topics, counts, claims, polish_budget)
+            indexed.update(got)
+            extra_moves += extra
         else:
             part_subs = {i: sorted(subs[i]) for i in part_members}
             indexed.update(
-                assign_unequal(part_members, part_subs, counts, claims.owned, polish_budget)
+                assign_unequal(
+                    part_members, part_subs, counts, claims.owned, polish_budget, per_topic,
+                    claimed=claims.claimed,
+                )
             )
+    if extra_moves:
+        # the one-time repair of a group that was unbalanced per topic (or a rare
+        # event where even topics cost a move): say so, it explains the rebalance
+        log.info(
+            "per-topic balance moved %d partition(s) more than total balance alone needed",
+            extra_moves,
+        )
     return {m.member_id: indexed.get(i, {}) for i, m in enumerate(members)}
+
+
+def _uniform_part(
+    part_members: list[int],
+    part_topics: list[str],
+    counts: Mapping[str, int],
+    claims: Claims,
+    polish_budget: int,
+) -> tuple[IndexedAssignment, int]:
+    """One part with identical subscriptions, and the moves beyond what total balance needs."""
+    held = held_counts(part_members, claims.owned)
+    ones, proven = plan_uniform(part_members, part_topics, counts, held)
+    if ones is not None and proven:
+        got, moved = deal_uniform(
+            part_members, part_topics, counts, claims.owned, claims.claimed, held, ones
+        )
+    else:
+        # rare: the plan cannot be shown to keep the most; the exact search finishes
+        # it (or starts afresh if the plan could not be completed)
+        start = None if ones is None else plan_counts(part_members, part_topics, counts, ones)
+        got = assign_unequal(
+            part_members,
+            dict.fromkeys(part_members, part_topics),
+            counts,
+            claims.owned,
+            polish_budget,
+            True,
+            start,
+            claims.claimed,
+        )
+        moved = sum(
+            max(0, len(ps) - len(got[i].get(t, ())))
+            for i in part_members
+            for t, ps in claims.owned[i].items()
+        )
+    return got, moved - _total_only_moves(part_members, part_topics, counts, claims)
+
+
+def _total_only_moves(
+    part_members: list[int], part_topics: list[str], counts: Mapping[str, int], claims: Claims
+) -> int:
+    """The fewest moves total balance alone needs: members above the floor shed down to
+    it, except ``e`` of them that keep one more (the ``e`` larger quotas)."""
+    base, e = divmod(sum(counts[t] for t in part_topics), len(part_members))
+    over = [claims.count(i) - base for i in part_members if claims.count(i) > base]
+    return sum(over) - min(e, len(over))
 
 
 def _parts(subs: Sequence[frozenset[str]]) -> list[tuple[list[int], list[str]]]:

@@ -1,8 +1,8 @@
-"""Figures that describe an assignment: load spread and partitions moved."""
+"""Figures that describe an assignment: load spread, per-topic spread and partitions moved."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 AssignmentLike = Mapping[str, Mapping[str, Sequence[int]]]
 
@@ -15,6 +15,39 @@ def count_spread(assignment: AssignmentLike) -> int:
     """Most minus fewest partitions held by a member (0 for an empty group)."""
     counts = list(partition_counts_per_member(assignment).values())
     return max(counts) - min(counts) if counts else 0
+
+
+def topic_spread(
+    assignment: AssignmentLike, subscriptions: Mapping[str, Iterable[str]] | None = None
+) -> int:
+    """Worst per-topic spread: over topics, most minus fewest of the topic's partitions held
+    by one of its subscribers (``subscriptions``: member -> topics; without it every member
+    of ``assignment`` counts as subscribed to every topic it holds or another holds)."""
+    subscribers: dict[str, int] = {}
+    if subscriptions is not None:
+        for topics in subscriptions.values():
+            for t in topics:
+                subscribers[t] = subscribers.get(t, 0) + 1
+    most: dict[str, int] = {}
+    fewest: dict[str, int] = {}
+    holders: dict[str, int] = {}
+    for by_topic in assignment.values():
+        for t, ps in by_topic.items():
+            n = len(ps)
+            if not n:
+                continue
+            if t in most:
+                most[t] = max(most[t], n)
+                fewest[t] = min(fewest[t], n)
+                holders[t] += 1
+            else:
+                most[t], fewest[t], holders[t] = n, n, 1
+    worst = 0
+    for t, hi in most.items():
+        n_subs = len(assignment) if subscriptions is None else subscribers.get(t, 0)
+        # a subscriber holding none of the topic makes the fewest 0
+        worst = max(worst, hi - (fewest[t] if holders[t] >= n_subs else 0))
+    return worst
 
 
 def owners(assignment: AssignmentLike) -> dict[tuple[str, int], str]:

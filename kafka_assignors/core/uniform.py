@@ -1,112 +1,332 @@
 """Balanced sticky assignment for members that all subscribe to the same topics.
 
-This is the common case and it has an exact closed form: every member gets
-``floor(N/C)`` or ``ceil(N/C)`` partitions; the ``N mod C`` larger quotas go
-to the members that already own the most, so the number of partitions kept in
-place is the largest possible.  Freed and new partitions are dealt out in
-round-robin order over the members that are short, which spreads each topic's
-partitions across the group.
+With ``M`` members, ``N`` partitions in all and ``P_t`` partitions of topic ``t``:
+
+(a) every member holds ``floor(N/M)`` or ``ceil(N/M)`` partitions in all;
+(b) every member holds ``floor(P_t/M)`` or ``ceil(P_t/M)`` partitions of every topic;
+(c) among the assignments with (a) and (b), the most owned partitions stay put.
+
+(a) and (b) always hold together: the counts are ``x[m][t] = f_t + y[m][t]`` with
+``f_t = P_t // M`` and ``y`` a 0/1 matrix whose column ``t`` has ``r_t = P_t % M``
+ones and whose rows have ``k`` or ``k + 1`` ones, exactly ``e`` of them ``k + 1``,
+where ``sum(r_t) = k*M + e``.  Such a matrix always exists (deal the ones of
+each column to the rows with the most room left: the Gale-Ryser construction).
+
+A member keeps ``min(x[m][t], owned[m][t])`` partitions of a topic, so a one in
+cell ``(m, t)`` keeps one more exactly when the member owns more than ``f_t`` of
+``t`` (a *wanted* cell); (c) asks for a ``y`` with as many wanted cells as
+possible.  :func:`plan_uniform` takes wanted cells row by row, then completes
+the matrix; when the wanted cells taken reach a simple upper bound (per row:
+at most ``k``, or ``k + 1`` for ``e`` rows; per column: at most ``r_t``), the
+plan is provably optimal.  Otherwise the caller finishes with the exact search
+of :mod:`.unequal`, which treats this part as a special case.
 """
 
 from __future__ import annotations
 
+from collections import Counter, deque
 from collections.abc import Mapping, Sequence
 
 #: member index -> topic -> partitions
 IndexedAssignment = dict[int, dict[str, list[int]]]
+#: topic -> members that get the ceiling of that topic (the ones of ``y``)
+Ceilings = dict[str, set[int]]
 
 
-def assign_uniform(
+def held_counts(
+    member_ids: Sequence[int], owned: Sequence[Mapping[str, Sequence[int]]]
+) -> dict[int, dict[str, int]]:
+    """member -> topic -> how many partitions of it the member owns (non-zero only)."""
+    return {i: dict(zip(owned[i], map(len, owned[i].values()), strict=True)) for i in member_ids}
+
+
+def plan_uniform(
+    member_ids: Sequence[int],
+    topics: Sequence[str],
+    partition_counts: Mapping[str, int],
+    held: Mapping[int, Mapping[str, int]],
+) -> tuple[Ceilings | None, bool]:
+    """Choose which members get the ceiling of each topic; see the module docstring.
+
+    ``held`` comes from :func:`held_counts`.  Returns ``(ceilings, proven)``:
+    ``ceilings`` is None if the completion got stuck (then nothing is known),
+    and ``proven`` says the plan keeps the most owned partitions possible.
+    """
+    m_count = len(member_ids)
+    floor = {t: partition_counts[t] // m_count for t in topics}
+    rem = {t: partition_counts[t] % m_count for t in topics if partition_counts[t] % m_count}
+    ones: Ceilings = {t: set() for t in rem}
+    if not rem:
+        return ones, True
+    k, e = divmod(sum(rem.values()), m_count)
+
+    wants: dict[int, list[str]] = {}
+    at_floor = floor.items()
+    for i in member_ids:
+        # set difference of (topic, count) pairs: only the cells off the floor, in C
+        off = held[i].items() - at_floor
+        if off:
+            w = sorted(t for t, c in off if c > floor[t] and t in rem)
+            if w:
+                wants[i] = w
+    left = dict(rem)
+    deg = dict.fromkeys(member_ids, 0)
+    hub = e  # rows that may still take k + 1
+    bound = 0  # the most wanted cells any plan can take
+    if wants:
+        contest = Counter(t for w in wants.values() for t in w)
+        col_bound = sum(min(rem[t], c) for t, c in contest.items())
+        row_bound = sum(min(len(w), k) for w in wants.values()) + min(
+            e, sum(1 for w in wants.values() if len(w) > k)
+        )
+        bound = min(row_bound, col_bound)
+        # rows wanting more than k first (they can use the e larger rows); a row that
+        # must leave some wanted columns leaves those left least often so far (each
+        # left column needs another row with room), then the most contested
+        dropped = dict.fromkeys(contest, 0)
+        for i in sorted(wants, key=lambda i: (-min(len(wants[i]), k + 1), i)):
+            cap = k + 1 if hub and len(wants[i]) > k else k
+            got = 0
+            for t in sorted(wants[i], key=lambda t: (-dropped[t], contest[t] - rem[t], t)):
+                if got < cap and left[t]:
+                    left[t] -= 1
+                    ones[t].add(i)
+                    got += 1
+                else:
+                    dropped[t] += 1
+            if got > k:
+                hub -= 1
+            deg[i] = got
+
+    done = _Completion(member_ids, k, hub, deg, ones, wants)
+    for t in sorted(left, key=lambda t: (-left[t], t)):
+        if not done.fill(t, left[t]):
+            return None, False
+    # a repair may have traded wanted cells: count what the plan keeps
+    taken = sum(1 for i, w in wants.items() for t in w if i in ones[t])
+    return ones, taken == bound
+
+
+class _Completion:
+    """Deals the remaining ones of each column; repairs with augmenting paths when stuck.
+
+    A row has room ``k - deg`` while below ``k``; at ``k`` it may take one more while
+    fewer than ``e`` rows hold ``k + 1`` (``hub`` counts what is left of those).
+    """
+
+    def __init__(
+        self,
+        member_ids: Sequence[int],
+        k: int,
+        hub: int,
+        deg: dict[int, int],
+        ones: Ceilings,
+        wants: Mapping[int, Sequence[str]],
+    ) -> None:
+        self.members = member_ids
+        self.k, self.hub, self.deg, self.ones = k, hub, deg, ones
+        self.wanted = {(i, t) for i, w in wants.items() for t in w}
+        # levels[r]: rows with room r = k - deg (level 0: rows at k, which need the hub);
+        # entries go stale when a row's degree changes and are skipped then
+        self.levels: list[deque[int]] = [deque() for _ in range(k + 1)]
+        for i in sorted(member_ids, key=lambda i: (deg[i], i)):
+            if deg[i] <= k:
+                self.levels[k - deg[i]].append(i)
+        self.cols_of: dict[int, set[str]] | None = None  # built on the first repair
+
+    def fill(self, t: str, need: int) -> bool:
+        """Give column ``t`` ``need`` more ones, rows with the most room first."""
+        k, deg, col = self.k, self.deg, self.ones[t]
+        chosen: dict[int, None] = {}  # ordered; a row may sit twice in a level
+        hub = self.hub
+        for lvl in range(k, -1, -1):
+            q = self.levels[lvl]
+            skipped = []
+            while need and q and (lvl or hub):
+                i = q.popleft()
+                if deg[i] != k - lvl:
+                    continue  # stale
+                if i in chosen:
+                    continue
+                if i in col:
+                    skipped.append(i)
+                    continue
+                chosen[i] = None
+                need -= 1
+                if not lvl:
+                    hub -= 1
+            q.extendleft(reversed(skipped))
+            if not need:
+                break
+        for i in chosen:
+            self._add(i, t)
+        return all(self._augment(t) for _ in range(need))
+
+    def _add(self, i: int, t: str) -> None:
+        self.ones[t].add(i)
+        if self.cols_of is not None:
+            self.cols_of.setdefault(i, set()).add(t)
+        self.deg[i] += 1
+        if self.deg[i] > self.k:
+            self.hub -= 1
+        else:
+            self.levels[self.k - self.deg[i]].append(i)
+
+    def _remove(self, i: int, t: str) -> None:
+        self.ones[t].discard(i)
+        assert self.cols_of is not None
+        self.cols_of[i].discard(t)
+        if self.deg[i] > self.k:
+            self.hub += 1
+        self.deg[i] -= 1
+        self.levels[self.k - self.deg[i]].append(i)
+
+    def _augment(self, t: str) -> bool:
+        """One more one in column ``t`` along a shortest path: ``t`` to a full row, which
+        passes one of its columns on to another row, ... until a row with room.  Cost: the
+        wanted cells given up (0-1 breadth-first search).  Such a path always exists
+        while a completion does (flow augmentation), which is always."""
+        if self.cols_of is None:
+            self.cols_of = {}
+            for c, rows in self.ones.items():
+                for i in rows:
+                    self.cols_of.setdefault(i, set()).add(c)
+        cols_of = self.cols_of
+        dist_c: dict[str, int] = {t: 0}
+        dist_r: dict[int, int] = {}
+        took: dict[int, str] = {}  # row -> column it takes
+        gave: dict[str, int] = {}  # column -> row that gives it up
+        queue: deque[tuple[int, str | int]] = deque([(0, t)])
+        while queue:
+            d, node = queue.popleft()
+            if isinstance(node, str):
+                if d > dist_c[node]:
+                    continue
+                col = self.ones[node]
+                for i in self.members:
+                    if i not in col and d < dist_r.get(i, d + 1):
+                        dist_r[i] = d
+                        took[i] = node
+                        queue.appendleft((d, i))
+                continue
+            if d > dist_r[node]:
+                continue
+            if self.deg[node] < self.k or (self.deg[node] == self.k and self.hub > 0):
+                row: int | None = node
+                while row is not None:
+                    c = took[row]
+                    self._add(row, c)
+                    giver = gave.get(c) if c != t else None
+                    if giver is not None:
+                        self._remove(giver, c)
+                    row = giver
+                return True
+            for c in sorted(cols_of.get(node, ())):
+                nd = d + ((node, c) in self.wanted)
+                if c != t and nd < dist_c.get(c, nd + 1):
+                    dist_c[c] = nd
+                    gave[c] = node
+                    (queue.append if nd > d else queue.appendleft)((nd, c))
+        return False
+
+
+def plan_counts(
+    member_ids: Sequence[int],
+    topics: Sequence[str],
+    partition_counts: Mapping[str, int],
+    ones: Ceilings,
+) -> dict[int, dict[str, int]]:
+    """The plan as counts ``member -> topic -> how many`` (zeros left out)."""
+    m_count = len(member_ids)
+    floors = {t: partition_counts[t] // m_count for t in topics if partition_counts[t] >= m_count}
+    x = {i: floors.copy() for i in member_ids}
+    for t, rows in ones.items():
+        f = floors.get(t, 0)
+        for i in rows:
+            x[i][t] = f + 1
+    return x
+
+
+def deal_uniform(
     member_ids: Sequence[int],
     topics: Sequence[str],
     partition_counts: Mapping[str, int],
     owned: Sequence[Mapping[str, list[int]]],
     claimed: Mapping[str, set[int]],
-) -> IndexedAssignment:
-    """Assign all partitions of ``topics`` (sorted) to ``member_ids`` (canonical order).
+    held: Mapping[int, Mapping[str, int]],
+    ones: Ceilings,
+) -> tuple[IndexedAssignment, int]:
+    """Partitions for the plan: owners keep their lowest-numbered own first.
 
-    ``owned[i]`` holds member ``i``'s resolved claims, all within ``topics``, and
-    ``claimed[t]`` every claimed partition of topic ``t``.
+    Returns the assignment and how many owned partitions changed owner.
     """
-    total = sum(partition_counts[t] for t in topics)
-    count = len(member_ids)
-    base, extra = divmod(total, count)
-
-    owned_n = {i: sum(map(len, owned[i].values())) for i in member_ids}
-    # Larger quotas go first to members that can fill them with what they own.
-    ranked = sorted(member_ids, key=lambda i: (-min(owned_n[i], base + 1), i))
-    quota = dict.fromkeys(member_ids, base)
-    for i in ranked[:extra]:
-        quota[i] = base + 1
-
+    m_count = len(member_ids)
+    if not any(claimed.get(t) for t in topics):
+        return _deal_fresh(member_ids, topics, partition_counts, ones), 0
+    floors = {t: partition_counts[t] // m_count for t in topics if partition_counts[t] >= m_count}
+    ceilings_of: dict[int, list[str]] = {}
+    for t, rows in ones.items():
+        for i in rows:
+            ceilings_of.setdefault(i, []).append(t)
     result: IndexedAssignment = {}
-    shed: dict[str, list[int]] = {}
-    deficits = []
+    freed: dict[str, list[int]] = {}
+    short: dict[str, list[tuple[int, int]]] = {}
+    moved = 0
     for i in member_ids:
-        room = quota[i] - owned_n[i]
-        if room >= 0:
-            # keeps everything it owns (the usual case)
-            result[i] = dict(owned[i])
-            if room:
-                deficits.append((i, room))
-            continue
-        mine: dict[str, list[int]] = {}
-        room = quota[i]
-        for topic in sorted(owned[i]):
-            ps = sorted(owned[i][topic])
-            take = ps[:room]
-            if take:
-                mine[topic] = take
-                room -= len(take)
-            if len(take) < len(ps):
-                shed.setdefault(topic, []).extend(ps[len(take) :])
-        result[i] = mine
-
-    order = _round_robin_order(deficits)
-    pool = _free_partitions(topics, partition_counts, claimed, shed)
-    touched = set()
-    for member, (topic, partition) in zip(order, pool, strict=True):
-        got = result[member].get(topic)
-        if got is None:
-            result[member][topic] = [partition]
-        else:
-            got.append(partition)
-            touched.add((member, topic))
-    for member, topic in touched:
-        result[member][topic].sort()
-    return result
-
-
-def _round_robin_order(deficits: Sequence[tuple[int, int]]) -> list[int]:
-    """Member sequence that deals one partition per round to every member still short."""
-    order: list[int] = []
-    active = [(i, d) for i, d in deficits if d > 0]
-    done = 0
-    while active:
-        rounds = min(d for _i, d in active) - done
-        order.extend([i for i, _d in active] * rounds)
-        done += rounds
-        active = [(i, d) for i, d in active if d > done]
-    return order
+        target = floors.copy()
+        for t in ceilings_of.get(i, ()):
+            target[t] = target.get(t, 0) + 1
+        mine = owned[i]
+        res = dict(mine)
+        result[i] = res
+        off = held[i].items() ^ target.items()
+        if not off:
+            continue  # keeps exactly what it owns (the usual case after a leave)
+        for t in {t for t, _c in off}:
+            want = target.get(t, 0)
+            ps = mine.get(t)
+            h = len(ps) if ps else 0
+            if h > want:
+                assert ps is not None
+                srt = sorted(ps)
+                if want:
+                    res[t] = srt[:want]
+                else:
+                    del res[t]
+                freed.setdefault(t, []).extend(srt[want:])
+                moved += h - want
+            elif h < want:
+                short.setdefault(t, []).append((i, want - h))
+    for t, needs in short.items():
+        taken = claimed.get(t, set())
+        pool = freed.get(t, [])
+        pool.extend(p for p in range(partition_counts[t]) if p not in taken)
+        pool.sort()
+        pos = 0
+        for i, c in needs:
+            got = result[i].get(t)
+            more = pool[pos : pos + c]
+            pos += c
+            result[i][t] = sorted(got + more) if got else more
+    return result, moved
 
 
-def _free_partitions(
+def _deal_fresh(
+    member_ids: Sequence[int],
     topics: Sequence[str],
     partition_counts: Mapping[str, int],
-    claimed: Mapping[str, set[int]],
-    shed: Mapping[str, list[int]],
-) -> list[tuple[str, int]]:
-    """Unclaimed partitions and those shed by members over quota, in topic-partition order."""
-    pool: list[tuple[str, int]] = []
-    for topic in topics:
-        taken = claimed.get(topic)
-        n = partition_counts[topic]
-        if topic in shed:
-            free = set(shed[topic])
-            free.update(p for p in range(n) if taken is None or p not in taken)
-            pool.extend([(topic, p) for p in sorted(free)])
-        elif not taken:
-            pool.extend([(topic, p) for p in range(n)])
-        elif len(taken) < n:
-            pool.extend([(topic, p) for p in range(n) if p not in taken])
-    return pool
+    ones: Ceilings,
+) -> IndexedAssignment:
+    """Nobody owns anything: consecutive blocks per topic, members in order."""
+    m_count = len(member_ids)
+    result: IndexedAssignment = {i: {} for i in member_ids}
+    for t in topics:
+        f = partition_counts[t] // m_count
+        plus = ones.get(t)
+        pos = 0
+        for i in member_ids:
+            c = f + 1 if plus and i in plus else f
+            if c:
+                result[i][t] = list(range(pos, pos + c))
+                pos += c
+    return result

@@ -35,6 +35,7 @@ STEP_COLUMNS = (
     ("rounds", "int"),
     ("seconds", "double"),
     ("count_imbalance", "int"),
+    ("topic_spread", "int"),
     ("load_imbalance", "double"),
     ("moved", "int"),
     ("moved_weight", "double"),

@@ -105,6 +105,7 @@ def _section_evaluate(steps: Any, figures: list[AssignorFigures]) -> str:
     header = (
         "<tr><th>assignor</th><th>scenarios</th><th>rebalances</th><th>failed</th>"
         "<th>load: busiest / mean</th><th>worst</th><th>partitions: max &minus; min</th>"
+        "<th>one topic: max &minus; min</th><th>worst topic</th>"
         "<th>moved</th><th>from stayers</th><th>rounds</th><th>idle</th><th>rack-local</th>"
         "<th>co-partition splits</th><th>assign ms</th></tr>"
     )
@@ -115,7 +116,8 @@ def _section_evaluate(steps: Any, figures: list[AssignorFigures]) -> str:
             f"<tr><td>{_e(f.assignor)}</td><td>{f.scenarios}</td><td>{f.steps}</td>"
             f"<td class='{'bad' if f.failures else ''}'>{f.failures}</td>"
             f"<td>{f.load_imbalance:.2f}</td><td>{f.worst_load_imbalance:.2f}</td>"
-            f"<td>{f.count_imbalance:.2f}</td><td>{f.moved:.1f}</td>"
+            f"<td>{f.count_imbalance:.2f}</td><td>{f.topic_spread:.2f}</td>"
+            f"<td>{f.worst_topic_spread:.0f}</td><td>{f.moved:.1f}</td>"
             f"<td>{f.moved_from_stayers:.1f}</td><td>{f.rounds:.2f}</td>"
             f"<td>{f.idle_members:.2f}</td><td>{rack}</td>"
             f"<td>{f.copartition_violations:.1f}</td><td>{f.assign_ms:.2f}</td></tr>"
@@ -126,7 +128,10 @@ def _section_evaluate(steps: Any, figures: list[AssignorFigures]) -> str:
 <p>Each scenario is a cluster shape, a group size, a subscription pattern, partition weights,
 racks and a sequence of joins, leaves, crashes, scale-outs and partition increases. Every
 rebalance ran the assignor's real code as a group leader would. Figures are means over all
-rebalances; movement leaves out each scenario's first assignment.</p>
+rebalances; movement leaves out each scenario's first assignment. "One topic" is, per
+rebalance, the worst topic's most minus fewest partitions per subscribed consumer: a high
+value means one consumer holds much more of some topic than another, so a hot topic lands
+on a few consumers even when the partition totals are even.</p>
 <table>{header}{"".join(rows)}</table>
 <figure><img src="imbalance.png" alt="Load imbalance per assignor and cluster shape">
 <figcaption>How far the busiest consumer is above the mean load. 1.0 means perfectly even.

@@ -28,6 +28,9 @@ class AssignorFigures:
     copartition_violations: float
     idle_members: float
     assign_ms: float
+    #: mean and worst per-topic spread (most minus fewest of one topic per subscriber)
+    topic_spread: float = float("nan")
+    worst_topic_spread: float = float("nan")
 
 
 def per_assignor(steps: Any) -> list[AssignorFigures]:
@@ -56,6 +59,12 @@ def per_assignor(steps: Any) -> list[AssignorFigures]:
                 copartition_violations=_mean(ok["copartition_violations"]),
                 idle_members=_mean(ok["idle_members"]),
                 assign_ms=_mean(ok["seconds"]) * 1000,
+                topic_spread=_mean(ok["topic_spread"]) if "topic_spread" in ok else float("nan"),
+                worst_topic_spread=(
+                    float(ok["topic_spread"].max())
+                    if "topic_spread" in ok and len(ok)
+                    else float("nan")
+                ),
             )
         )
     return out

@@ -52,6 +52,8 @@ class StepResult:
     rounds: int
     seconds: float
     count_imbalance: int | None = None
+    #: Worst per-topic spread (most minus fewest of one topic's partitions per subscriber).
+    topic_spread: int | None = None
     load_imbalance: float | None = None
     moved: int | None = None
     moved_weight: float | None = None
@@ -191,6 +193,7 @@ def _steps(scenario: Scenario, cls: Any, keep_assignments: bool) -> Iterator[Ste
         if result.error is None:
             figures = balance(current, members, counts, weigh, scenario.replica_racks)
             result.count_imbalance = figures.count_imbalance
+            result.topic_spread = figures.topic_spread
             result.load_imbalance = figures.load_imbalance
             result.idle_members = figures.idle_members
             result.unassigned = figures.unassigned

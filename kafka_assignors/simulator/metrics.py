@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from ..core.metrics import topic_spread
 from ..core.model import TopicPartition
 from .scenario import SimMember
 
@@ -14,6 +15,8 @@ AssignmentLike = Mapping[str, Mapping[str, Sequence[int]]]
 @dataclass(frozen=True, slots=True)
 class Balance:
     count_imbalance: int
+    #: worst over topics of most minus fewest of the topic's partitions per subscriber
+    topic_spread: int
     load_imbalance: float
     idle_members: int
     unassigned: int
@@ -87,8 +90,12 @@ def balance(
     total = sum(topics[t] for t in subscribed)
     unassigned = total - sum(1 for t, p in seen if t in subscribed and p < topics[t])
     mean = sum(loads.values()) / len(loads) if loads else 0.0
+    in_group = {m.member_id: assignment.get(m.member_id, {}) for m in members}
     return Balance(
         count_imbalance=max(counts.values()) - min(counts.values()) if counts else 0,
+        topic_spread=topic_spread(
+            in_group, {m.member_id: [t for t in m.topics if t in subscribed] for m in members}
+        ),
         load_imbalance=max(loads.values()) / mean if mean > 0 else 1.0,
         idle_members=sum(1 for n in counts.values() if n == 0),
         unassigned=unassigned,
