@@ -1,0 +1,151 @@
+package io.github.kafkaassignors.broker;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.TreeSet;
+import org.apache.kafka.common.Uuid;
+import org.apache.kafka.coordinator.group.api.assignor.ConsumerGroupPartitionAssignor;
+import org.apache.kafka.coordinator.group.api.assignor.GroupAssignment;
+import org.apache.kafka.coordinator.group.api.assignor.GroupSpec;
+import org.apache.kafka.coordinator.group.api.assignor.MemberAssignment;
+import org.apache.kafka.coordinator.group.api.assignor.MemberSubscription;
+import org.apache.kafka.coordinator.group.api.assignor.PartitionAssignorException;
+import org.apache.kafka.coordinator.group.api.assignor.SubscribedTopicDescriber;
+import org.apache.kafka.coordinator.group.api.assignor.SubscriptionType;
+
+/**
+ * balanced-sticky on the broker (KIP-848 consumer groups): the port of the Python core
+ * ({@code kafka_assignors/core/balanced_sticky.py}). In this order:
+ * <ol>
+ *   <li>optimal total balance, also with unequal subscriptions (least sum of squared loads);</li>
+ *   <li>every topic spread over its subscribers as evenly as 1 allows (least sum over topics
+ *       and members of the member's partitions of the topic, squared);</li>
+ *   <li>among those, the fewest partitions that change owner.</li>
+ * </ol>
+ * Deterministic whatever order the broker lists members and topics in: members are numbered
+ * in canonical order (static members first by instance id, then the others by member id;
+ * ties by member id), topics by topic id ({@link Uuid#compareTo}; the broker never shows an
+ * assignor topic names). A rerun on its own output changes nothing.
+ *
+ * <p>Rack awareness: not yet (racks are ignored). List the class in the broker setting
+ * {@code group.consumer.assignors}; clients pick it with {@code group.remote.assignor=balanced-sticky}.
+ */
+public class BalancedStickyAssignor implements ConsumerGroupPartitionAssignor {
+    public static final String NAME = "balanced-sticky";
+
+    @Override
+    public String name() {
+        return NAME;
+    }
+
+    @Override
+    public GroupAssignment assign(GroupSpec groupSpec, SubscribedTopicDescriber topics)
+            throws PartitionAssignorException {
+        List<String> members = canonicalMembers(groupSpec);
+        if (members.isEmpty()) {
+            return new GroupAssignment(Collections.emptyMap());
+        }
+        // topics: every subscribed topic id that exists with partitions, in id order
+        TreeSet<Uuid> ids = new TreeSet<>();
+        for (String member : members) {
+            ids.addAll(groupSpec.memberSubscription(member).subscribedTopicIds());
+        }
+        List<Uuid> topicIds = new ArrayList<>(ids.size());
+        List<Integer> sizes = new ArrayList<>(ids.size());
+        for (Uuid id : ids) {
+            int n = topics.numPartitions(id);
+            if (n > 0) {
+                topicIds.add(id);
+                sizes.add(n);
+            }
+        }
+        Map<Uuid, Integer> topicIndex = new HashMap<>();
+        for (int t = 0; t < topicIds.size(); t++) {
+            topicIndex.put(topicIds.get(t), t);
+        }
+        int[] counts = sizes.stream().mapToInt(Integer::intValue).toArray();
+
+        int[][] subs = new int[members.size()][];
+        List<List<int[]>> claims = new ArrayList<>(members.size());
+        Map<Set<Uuid>, int[]> seen = new HashMap<>(); // few distinct subscriptions: once each
+        for (int m = 0; m < members.size(); m++) {
+            Set<Uuid> subscribed = groupSpec.memberSubscription(members.get(m)).subscribedTopicIds();
+            subs[m] = seen.computeIfAbsent(subscribed, s -> s.stream()
+                    .map(topicIndex::get).filter(t -> t != null)
+                    .mapToInt(Integer::intValue).sorted().toArray());
+            List<int[]> mine = new ArrayList<>(Collections.nCopies(counts.length, (int[]) null));
+            MemberAssignment current = groupSpec.memberAssignment(members.get(m));
+            if (current != null) {
+                for (Map.Entry<Uuid, Set<Integer>> e : current.partitions().entrySet()) {
+                    Integer t = topicIndex.get(e.getKey());
+                    if (t != null && !e.getValue().isEmpty()) {
+                        mine.set(t, e.getValue().stream().mapToInt(Integer::intValue).toArray());
+                    }
+                }
+            }
+            claims.add(mine);
+        }
+        Problem problem = Problem.resolve(counts, subs, claims);
+        int[][][] result = groupSpec.subscriptionType() == SubscriptionType.HOMOGENEOUS
+                && sameSubscriptions(subs)
+                ? new HomogeneousAssignmentBuilder(problem).build()
+                : new HeterogeneousAssignmentBuilder(problem).build();
+
+        Map<String, MemberAssignment> out = new HashMap<>(members.size() * 2);
+        for (int m = 0; m < members.size(); m++) {
+            String member = members.get(m);
+            Map<Uuid, Set<Integer>> partitions = new HashMap<>();
+            for (int t : subs[m]) {
+                int[] ps = result[m][t];
+                if (ps != null && ps.length > 0) {
+                    Set<Integer> set = new HashSet<>(ps.length * 2);
+                    for (int p : ps) {
+                        set.add(p);
+                    }
+                    partitions.put(topicIds.get(t), Collections.unmodifiableSet(set));
+                }
+            }
+            MemberAssignment current = groupSpec.memberAssignment(member);
+            if (current != null && current.partitions().equals(partitions)) {
+                out.put(member, current); // unchanged: hand back the broker's own object
+            } else {
+                out.put(member, new Assignment(Collections.unmodifiableMap(partitions)));
+            }
+        }
+        return new GroupAssignment(out);
+    }
+
+    private static boolean sameSubscriptions(int[][] subs) {
+        for (int[] s : subs) {
+            if (!Arrays.equals(s, subs[0])) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** Static members first by instance id, then the others by member id (ties: member id). */
+    static List<String> canonicalMembers(GroupSpec groupSpec) {
+        List<String> members = new ArrayList<>(groupSpec.memberIds());
+        Map<String, String> instance = new HashMap<>(members.size() * 2);
+        for (String member : members) {
+            MemberSubscription sub = groupSpec.memberSubscription(member);
+            Optional<String> id = sub.instanceId();
+            instance.put(member, id.orElse(null));
+        }
+        Comparator<String> order = Comparator
+                .comparing((String m) -> instance.get(m) == null ? 1 : 0)
+                .thenComparing(m -> instance.get(m) == null ? m : instance.get(m))
+                .thenComparing(m -> m);
+        members.sort(order);
+        return members;
+    }
+}
