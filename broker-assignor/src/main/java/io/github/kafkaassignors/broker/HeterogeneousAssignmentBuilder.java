@@ -13,6 +13,6 @@ final class HeterogeneousAssignmentBuilder {
     }
 
     int[][][] build() {
-        return Dealer.deal(problem, new ShareFlow(problem).solve());
+        return Dealer.deal(problem, ShareFlow.of(problem).solve());
     }
 }

@@ -16,6 +16,6 @@ final class HomogeneousAssignmentBuilder {
     }
 
     int[][][] build() {
-        return Dealer.deal(problem, new ShareFlow(problem).solve());
+        return Dealer.deal(problem, ShareFlow.of(problem).solve());
     }
 }
