@@ -2,6 +2,8 @@
 
     python broker-assignor/vectors.py            # (re)writes src/test/resources/vectors.json
     python broker-assignor/vectors.py --check    # exit 1 if the committed file is stale
+    python broker-assignor/vectors.py --seed 7 --scale 5 --out /tmp/v.json
+    mvn -f broker-assignor/pom.xml test -Dvectors=/tmp/v.json   # the Java side on those
 
 Seeded random group histories (unequal and identical subscriptions, static members, topics
 that do not exist or have no partitions), each a first assignment and then events: a member
@@ -114,20 +116,26 @@ def _case(
         },
     }
     for m in members:
-        m.owned = {t: ps for t, ps in result[m.member_id].items() if ps}
+        # sorted, as the cases show them: the core's choice among tied optima depends on the
+        # order of topics in a member's claims, and a result's order on the hash seed
+        m.owned = {t: sorted(ps) for t, ps in sorted(result[m.member_id].items()) if ps}
     return case
 
 
-def cases(seed: int = SEED, histories: int = HISTORIES, steps: int = STEPS) -> list[dict[str, Any]]:
-    """Every case of every history, in order (deterministic for a seed)."""
+def cases(
+    seed: int = SEED, histories: int = HISTORIES, steps: int = STEPS, scale: int = 1
+) -> list[dict[str, Any]]:
+    """Every case of every history, in order (deterministic for a seed); ``scale`` multiplies
+    the members and partitions (the committed file is scale 1)."""
     rng = random.Random(seed)
     out: list[dict[str, Any]] = []
     for h in range(histories):
         names = [f"t{i:02d}" for i in range(rng.randint(1, 6))]
-        counts = {t: rng.choice([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 12, 16]) for t in names}
+        sizes = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 12, 16]
+        counts = {t: scale * rng.choice(sizes) for t in names}
         same = _subscription(rng, names, None) if h % 3 == 0 else None
         history = _History(rng, names, same)
-        members = [history.new_member() for _ in range(rng.randint(1, 8))]
+        members = [history.new_member() for _ in range(rng.randint(1, 8 * scale))]
         out.append(_case(f"h{h:02d}-0-first", rng, counts, members))
         for step in range(1, steps + 1):
             event = rng.choice(["join", "leave", "crash", "two-leave", "partitions", "resubscribe"])
@@ -165,8 +173,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="fail if the committed file is stale")
     parser.add_argument("--out", type=Path, default=OUT)
+    parser.add_argument("--seed", type=int, default=SEED, help="another set (not committed)")
+    parser.add_argument("--scale", type=int, default=1, help="more members and partitions")
     args = parser.parse_args(argv)
-    text = render(cases())
+    text = render(cases(args.seed, scale=args.scale))
     if args.check:
         current = args.out.read_text() if args.out.exists() else ""
         if current != text:

@@ -46,7 +46,12 @@ class VectorEquivalenceTest {
     private static final Set<String> TIES =
             Set.of("h02-0-first", "h19-2-join", "h20-0-first", "h28-4-partitions");
 
+    /** The committed vectors, or the file named by {@code -Dvectors=PATH} (another seed, scale). */
     private static JsonNode load() throws IOException {
+        String path = System.getProperty("vectors");
+        if (path != null && !path.isEmpty()) {
+            return new ObjectMapper().readTree(new java.io.File(path));
+        }
         try (InputStream in = VectorEquivalenceTest.class.getResourceAsStream("/vectors.json")) {
             return new ObjectMapper().readTree(in);
         }
@@ -113,7 +118,7 @@ class VectorEquivalenceTest {
                 name + ": objective 2, the sum over topics of squared shares");
         assertEquals(expected.get("spread").asInt(), spread(result), name + ": total spread");
         int topicSpread = topicSpread(group, result);
-        if (TIES.contains(name)) {
+        if (System.getProperty("vectors", "").isEmpty() && TIES.contains(name)) {
             assertTrue(topicSpread != expected.get("topic_spread").asInt(),
                     name + " agrees now: take it off TIES");
         } else {
