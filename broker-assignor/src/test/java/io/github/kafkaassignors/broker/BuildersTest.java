@@ -8,7 +8,10 @@ import java.util.List;
 import java.util.Random;
 import org.junit.jupiter.api.Test;
 
-/** The homogeneous builder's shortcut (place only the extras) loses nothing against the full flow. */
+/**
+ * The builders against references: the homogeneous shortcut (place only the extras) against
+ * the full flow, and the flow against every possible assignment of small groups.
+ */
 class BuildersTest {
     private static long[] objectives(Problem problem, int[][][] out) {
         long loads = 0;
@@ -63,6 +66,90 @@ class BuildersTest {
             long[] fast = objectives(problem, new HomogeneousAssignmentBuilder(problem).build());
             long[] full = objectives(problem, new HeterogeneousAssignmentBuilder(problem).build());
             assertEquals(Arrays.toString(full), Arrays.toString(fast), "round " + round);
+        }
+    }
+
+    /** Every assignment of a tiny group, the least (load squares, topic squares, -kept). */
+    private static long[] bruteForce(Problem problem) {
+        List<int[]> cells = new ArrayList<>(); // (topic, partition)
+        for (int t = 0; t < problem.topics(); t++) {
+            for (int p = 0; p < problem.counts[t]; p++) {
+                cells.add(new int[] {t, p});
+            }
+        }
+        int members = problem.members();
+        int[] owner = new int[cells.size()];
+        long[] best = null;
+        while (true) {
+            boolean valid = true;
+            for (int i = 0; i < owner.length && valid; i++) {
+                final int t = cells.get(i)[0];
+                valid = Arrays.stream(problem.subs[owner[i]]).anyMatch(s -> s == t);
+            }
+            if (valid) {
+                int[][][] out = new int[members][problem.topics()][];
+                for (int i = 0; i < owner.length; i++) {
+                    int[] c = cells.get(i);
+                    int[] old = out[owner[i]][c[0]];
+                    int[] grown = old == null ? new int[1] : Arrays.copyOf(old, old.length + 1);
+                    grown[grown.length - 1] = c[1];
+                    out[owner[i]][c[0]] = grown;
+                }
+                long[] value = objectives(problem, out);
+                if (best == null || Arrays.compare(value, best) < 0) {
+                    best = value;
+                }
+            }
+            int i = 0;
+            while (i < owner.length && ++owner[i] == members) {
+                owner[i++] = 0;
+            }
+            if (i == owner.length) {
+                return best;
+            }
+        }
+    }
+
+    @Test
+    void testFlowMatchesEveryAssignmentOfSmallGroups() {
+        Random random = new Random(13);
+        for (int round = 0; round < 200; round++) {
+            int topics = 1 + random.nextInt(3);
+            int members = 1 + random.nextInt(3);
+            int[] counts = new int[topics];
+            int total = 0;
+            for (int t = 0; t < topics; t++) {
+                counts[t] = 1 + random.nextInt(Math.max(1, 7 - total - (topics - t - 1)));
+                total += counts[t];
+            }
+            int[][] subs = new int[members][];
+            List<List<int[]>> claims = new ArrayList<>();
+            for (int m = 0; m < members; m++) {
+                final int mm = m;
+                subs[m] = java.util.stream.IntStream.range(0, topics)
+                        .filter(t -> t == mm % topics || random.nextBoolean()).toArray();
+                List<int[]> mine = new ArrayList<>();
+                for (int t = 0; t < topics; t++) {
+                    int n = random.nextInt(counts[t] + 1);
+                    int[] ps = new int[n];
+                    for (int i = 0; i < n; i++) {
+                        ps[i] = random.nextInt(counts[t]);
+                    }
+                    mine.add(ps);
+                }
+                claims.add(mine);
+            }
+            boolean covered = true;
+            for (int t = 0; t < topics; t++) {
+                final int tt = t;
+                covered &= Arrays.stream(subs).anyMatch(s -> Arrays.stream(s).anyMatch(x -> x == tt));
+            }
+            if (!covered) {
+                continue; // a topic nobody takes: the brute force would find no assignment
+            }
+            Problem problem = Problem.resolve(counts, subs, claims);
+            long[] flow = objectives(problem, new HeterogeneousAssignmentBuilder(problem).build());
+            assertEquals(Arrays.toString(bruteForce(problem)), Arrays.toString(flow), "round " + round);
         }
     }
 }
