@@ -35,7 +35,10 @@ import org.apache.kafka.coordinator.group.api.assignor.SubscriptionType;
  * ties by member id), topics by topic id ({@link Uuid#compareTo}; the broker never shows an
  * assignor topic names). A rerun on its own output changes nothing.
  *
- * <p>Rack awareness: not yet (racks are ignored). List the class in the broker setting
+ * <p>Racks: when members have racks, partitions that move are dealt to a member in a rack
+ * holding one of their replicas where the counts allow (best effort: locality never changes
+ * how many partitions of a topic a member gets, nor what it keeps). List the class in the
+ * broker setting
  * {@code group.consumer.assignors}; clients pick it with {@code group.remote.assignor=balanced-sticky}.
  */
 public class BalancedStickyAssignor implements ConsumerGroupPartitionAssignor {
@@ -94,6 +97,18 @@ public class BalancedStickyAssignor implements ConsumerGroupPartitionAssignor {
             claims.add(mine);
         }
         Problem problem = Problem.resolve(counts, subs, claims);
+        String[] racks = new String[members.size()];
+        boolean anyRack = false;
+        for (int m = 0; m < members.size(); m++) {
+            racks[m] = groupSpec.memberSubscription(members.get(m)).rackId().orElse(null);
+            anyRack |= racks[m] != null;
+        }
+        if (anyRack) {
+            problem.withRacks(racks, (t, p) -> {
+                Set<String> where = topics.racksForPartition(topicIds.get(t), p);
+                return where == null ? Collections.emptySet() : where;
+            });
+        }
         int[][][] result = groupSpec.subscriptionType() == SubscriptionType.HOMOGENEOUS
                 && sameSubscriptions(subs)
                 ? new HomogeneousAssignmentBuilder(problem).build()

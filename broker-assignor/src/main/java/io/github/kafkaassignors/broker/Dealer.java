@@ -5,7 +5,9 @@ package io.github.kafkaassignors.broker;
  * up to its count of the topic, and the partitions nobody keeps go, lowest number first, to
  * the members still short of their count, in canonical order. So a member moves exactly
  * max(0, owned - count) partitions of each topic, and an assignment fed back in comes out
- * unchanged.
+ * unchanged. With racks (some member has one), a member first takes free partitions with a
+ * replica in its rack, then any: locality never changes a count, so the guarantees hold; it
+ * is best effort (the counts are not chosen for locality).
  */
 final class Dealer {
     private Dealer() {
@@ -46,6 +48,9 @@ final class Dealer {
                 got[m][t] = keep;
             }
         }
+        if (problem.racks != null) {
+            dealLocal(problem, out, got, want, kept);
+        }
         int[] next = new int[topics]; // the lowest partition of each topic not yet looked at
         for (int m = 0; m < members; m++) {
             for (int t : problem.subs[m]) {
@@ -63,5 +68,24 @@ final class Dealer {
             }
         }
         return out;
+    }
+
+    /** Members with a rack take free partitions with a replica there, lowest number first. */
+    private static void dealLocal(Problem problem, int[][][] out, int[][] got, int[][] want,
+            boolean[][] kept) {
+        for (int m = 0; m < problem.members(); m++) {
+            String rack = problem.racks[m];
+            if (rack == null) {
+                continue;
+            }
+            for (int t : problem.subs[m]) {
+                for (int p = 0; p < problem.counts[t] && got[m][t] < want[m][t]; p++) {
+                    if (!kept[t][p] && problem.replicaRacks.apply(t, p).contains(rack)) {
+                        kept[t][p] = true;
+                        out[m][t][got[m][t]++] = p;
+                    }
+                }
+            }
+        }
     }
 }

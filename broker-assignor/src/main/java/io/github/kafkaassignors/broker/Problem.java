@@ -3,6 +3,8 @@ package io.github.kafkaassignors.broker;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Set;
+import java.util.function.BiFunction;
 
 /**
  * The group as the builders see it: members numbered 0..M-1 in canonical order, topics
@@ -16,11 +18,22 @@ final class Problem {
     final int[][] subs;
     /** Member -> topic -> owned partitions, ascending ({@code null} where none). */
     final int[][][] owned;
+    /** Member -> rack ({@code null} where none); {@code null} when no member has a rack. */
+    String[] racks;
+    /** (topic, partition) -> racks of its replicas; only read when {@link #racks} is set. */
+    BiFunction<Integer, Integer, Set<String>> replicaRacks;
 
     Problem(int[] counts, int[][] subs, int[][][] owned) {
         this.counts = counts;
         this.subs = subs;
         this.owned = owned;
+    }
+
+    /** Racks for dealing: members' racks and where each partition's replicas are. */
+    Problem withRacks(String[] racks, BiFunction<Integer, Integer, Set<String>> replicaRacks) {
+        this.racks = racks;
+        this.replicaRacks = replicaRacks;
+        return this;
     }
 
     int members() {

@@ -65,6 +65,12 @@ final class AssignmentTestUtil {
     /** A group as the broker hands it over: members in the given (map) order. */
     static final class FakeGroup implements GroupSpec {
         final Map<String, Member> members = new LinkedHashMap<>();
+        final Map<String, String> racks = new HashMap<>();
+
+        FakeGroup rack(String member, String rack) {
+            racks.put(member, rack);
+            return this;
+        }
 
         FakeGroup add(String id, String instanceId, Set<Uuid> topics, Map<Uuid, Set<Integer>> owned) {
             members.put(id, new Member(id, instanceId, topics, owned));
@@ -82,6 +88,7 @@ final class AssignmentTestUtil {
                 MemberAssignment a = result.members().get(m.id);
                 g.add(m.id, m.instanceId, m.topics, a == null ? new HashMap<>() : a.partitions());
             }
+            g.racks.putAll(racks);
             return g;
         }
 
@@ -121,7 +128,7 @@ final class AssignmentTestUtil {
             return new MemberSubscription() {
                 @Override
                 public Optional<String> rackId() {
-                    return Optional.empty();
+                    return Optional.ofNullable(racks.get(memberId));
                 }
 
                 @Override
@@ -145,6 +152,12 @@ final class AssignmentTestUtil {
     /** Topic metadata: id -> partitions. */
     static final class FakeTopics implements SubscribedTopicDescriber {
         final Map<Uuid, Integer> counts = new HashMap<>();
+        final Map<Uuid, Map<Integer, Set<String>>> racks = new HashMap<>();
+
+        FakeTopics racks(Uuid id, int partition, String... where) {
+            racks.computeIfAbsent(id, k -> new HashMap<>()).put(partition, new HashSet<>(Arrays.asList(where)));
+            return this;
+        }
 
         FakeTopics put(Uuid id, int partitions) {
             counts.put(id, partitions);
@@ -158,7 +171,7 @@ final class AssignmentTestUtil {
 
         @Override
         public Set<String> racksForPartition(Uuid topicId, int partition) {
-            return Set.of();
+            return racks.getOrDefault(topicId, Map.of()).getOrDefault(partition, Set.of());
         }
     }
 

@@ -136,6 +136,29 @@ class BalancedStickyAssignorTest {
     }
 
     @Test
+    void testPartitionsGoToAMemberInTheirRackWhereCountsAllow() {
+        // t0-0, t0-1 live in rack b, t0-2, t0-3 in rack a; a sorts first but takes rack a's
+        FakeTopics topics = new FakeTopics().put(T0, 4)
+                .racks(T0, 0, "b").racks(T0, 1, "b").racks(T0, 2, "a").racks(T0, 3, "a");
+        FakeGroup group = new FakeGroup().add("a", Set.of(T0)).add("b", Set.of(T0))
+                .rack("a", "a").rack("b", "b");
+        assertAssignment(Map.of("a", mkAssignment(T0, 2, 3), "b", mkAssignment(T0, 0, 1)),
+                assign(group, topics));
+    }
+
+    @Test
+    void testRacksNeverCostAMove() {
+        // a owns rack b's partitions: it keeps them (locality comes after fewest moves)
+        FakeTopics topics = new FakeTopics().put(T0, 4)
+                .racks(T0, 0, "b").racks(T0, 1, "b").racks(T0, 2, "a").racks(T0, 3, "a");
+        FakeGroup group = new FakeGroup()
+                .add("a", null, Set.of(T0), mkAssignment(T0, 0, 1))
+                .add("b", Set.of(T0)).rack("a", "a").rack("b", "b");
+        GroupAssignment result = assign(group, topics);
+        assertAssignment(Map.of("a", mkAssignment(T0, 0, 1), "b", mkAssignment(T0, 2, 3)), result);
+    }
+
+    @Test
     void testStaticMembersSortFirstByInstanceId() {
         // 3 partitions over 2 members: the extra one goes to the first member in canonical
         // order, the static one, whatever its member id
@@ -159,8 +182,9 @@ class BalancedStickyAssignorTest {
         assertEquals(1, spread(result));
     }
 
-    /** Random groups: the result does not depend on the order members and topics arrive in,
-     *  is valid and balanced, and a rerun on it changes nothing; then a member leaves or joins. */
+    /** Random groups (half with racks): the result does not depend on the order members and
+     *  topics arrive in, is valid and balanced, and a rerun on it changes nothing; then a
+     *  member leaves and another joins. */
     @Test
     void testFuzzShuffledInputAndRerun() {
         Random random = new Random(848);
@@ -168,10 +192,16 @@ class BalancedStickyAssignorTest {
             int topicCount = 1 + random.nextInt(5);
             FakeTopics topics = new FakeTopics();
             List<Uuid> ids = new ArrayList<>();
+            boolean withRacks = random.nextBoolean();
             for (int t = 0; t < topicCount; t++) {
                 ids.add(topicId(t));
-                topics.put(topicId(t), random.nextInt(12));
+                int n = random.nextInt(12);
+                topics.put(topicId(t), n);
+                for (int p = 0; withRacks && p < n; p++) {
+                    topics.racks(topicId(t), p, "r" + random.nextInt(3), "r" + random.nextInt(3));
+                }
             }
+            Map<String, String> racks = new HashMap<>();
             int memberCount = 1 + random.nextInt(7);
             List<Member> members = new ArrayList<>();
             for (int m = 0; m < memberCount; m++) {
@@ -182,7 +212,11 @@ class BalancedStickyAssignorTest {
                     }
                 }
                 String instance = random.nextInt(3) == 0 ? "i" + random.nextInt(100) + "-" + m : null;
-                members.add(new Member("m" + random.nextInt(1000) + "-" + m, instance, subs, new HashMap<>()));
+                String id = "m" + random.nextInt(1000) + "-" + m;
+                if (withRacks && random.nextInt(4) > 0) {
+                    racks.put(id, "r" + random.nextInt(3));
+                }
+                members.add(new Member(id, instance, subs, new HashMap<>()));
             }
             GroupAssignment first = null;
             for (int shuffle = 0; shuffle < 3; shuffle++) {
@@ -191,6 +225,7 @@ class BalancedStickyAssignorTest {
                 for (Member m : members) {
                     group.add(m.id, m.instanceId, m.topics, m.owned);
                 }
+                group.racks.putAll(racks);
                 GroupAssignment result = assign(group, topics);
                 if (first == null) {
                     first = result;
@@ -204,6 +239,7 @@ class BalancedStickyAssignorTest {
                 after.add(m.id, m.instanceId, m.topics, first.members().get(m.id).partitions());
             }
             after.add("new-" + round, members.get(0).topics);
+            after.racks.putAll(racks);
             assign(after, topics);
         }
     }
