@@ -49,9 +49,20 @@ public class BalancedStickyAssignor implements ConsumerGroupPartitionAssignor {
         return NAME;
     }
 
+    /** Stateless: one instance serves every group, also from several threads at once. */
     @Override
     public GroupAssignment assign(GroupSpec groupSpec, SubscribedTopicDescriber topics)
             throws PartitionAssignorException {
+        try {
+            return compute(groupSpec, topics);
+        } catch (PartitionAssignorException e) {
+            throw e;
+        } catch (RuntimeException e) {
+            throw new PartitionAssignorException(NAME + " could not assign: " + e, e);
+        }
+    }
+
+    private GroupAssignment compute(GroupSpec groupSpec, SubscribedTopicDescriber topics) {
         List<String> members = canonicalMembers(groupSpec);
         if (members.isEmpty()) {
             return new GroupAssignment(Collections.emptyMap());
