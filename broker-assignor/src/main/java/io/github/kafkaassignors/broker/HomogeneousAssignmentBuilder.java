@@ -7,7 +7,8 @@ package io.github.kafkaassignors.broker;
  * place: r_t = n_t mod M of each topic, over members that count as owning what they own
  * beyond the floor. The same flow as the heterogeneous case places them ({@link ShareFlow}:
  * the objectives on the extras are the objectives on the whole, less constants), on
- * sum of r_t units instead of all partitions. Single use: construct, call {@link #build()} once.
+ * sum of r_t units instead of all partitions; a new group (nobody owns anything) needs no
+ * flow at all. Single use: construct, call {@link #build()} once.
  */
 final class HomogeneousAssignmentBuilder {
     private final Problem problem;
@@ -26,14 +27,18 @@ final class HomogeneousAssignmentBuilder {
             extra[t] = problem.counts[t] % members;
         }
         int[][] owned = new int[members][];
+        boolean fresh = true;
         for (int m = 0; m < members; m++) {
             int[] s = problem.subs[m];
             owned[m] = new int[s.length];
             for (int k = 0; k < s.length; k++) {
                 owned[m][k] = Math.max(0, problem.ownedCount(m, s[k]) - base[s[k]]);
+                fresh &= problem.ownedCount(m, s[k]) == 0;
             }
         }
-        int[][] x = new ShareFlow(extra, problem.subs, owned).solve();
+        int[][] x = fresh
+                ? dealExtras(extra, problem.subs)
+                : new ShareFlow(extra, problem.subs, owned).solve();
         for (int m = 0; m < members; m++) {
             int[] s = problem.subs[m];
             for (int k = 0; k < s.length; k++) {
@@ -41,5 +46,27 @@ final class HomogeneousAssignmentBuilder {
             }
         }
         return Dealer.deal(problem, x);
+    }
+
+    /**
+     * Nobody owns anything (a new group): nothing to keep, so the extras go round the members
+     * in canonical order, topic after topic. Each topic's (fewer than M) extras land on
+     * distinct members and every member gets the same number of extras or one more: optimal.
+     */
+    private static int[][] dealExtras(int[] extra, int[][] subs) {
+        int members = subs.length;
+        int[][] x = new int[members][];
+        for (int m = 0; m < members; m++) {
+            x[m] = new int[subs[m].length];
+        }
+        int next = 0;
+        int[] topics = subs[0]; // everybody's (identical) topics
+        for (int k = 0; k < topics.length; k++) {
+            for (int i = 0; i < extra[topics[k]]; i++) {
+                x[next][k] = 1;
+                next = (next + 1) % members;
+            }
+        }
+        return x;
     }
 }

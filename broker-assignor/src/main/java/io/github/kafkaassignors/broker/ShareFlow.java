@@ -321,7 +321,7 @@ final class ShareFlow {
         return pushed;
     }
 
-    /** Arcs out of node u, numbered 0..; -1 past the last. Calls back with (target, residual). */
+    /** How many arcs leave node u (numbered 0..n-1; see {@link #target} and {@link #residual}). */
     private int arcs(int u) {
         if (u == 0) {
             return topics;

@@ -58,7 +58,8 @@ class BuildersTest {
                     for (int i = 0; i < n; i++) {
                         ps[i] = random.nextInt(counts[t]);
                     }
-                    mine.add(random.nextInt(3) == 0 ? null : ps);
+                    // every 4th group is new (nobody owns anything: no flow at all)
+                    mine.add(round % 4 == 0 || random.nextInt(3) == 0 ? null : ps);
                 }
                 claims.add(mine);
             }
