@@ -1,5 +1,9 @@
 package io.github.kafkaassignors.broker;
 
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+
 /**
  * Every member subscribes to the same topics. Then every optimum gives each member
  * floor(n_t/M) or one more partitions of every topic t (that per-topic bound and the total
@@ -7,8 +11,8 @@ package io.github.kafkaassignors.broker;
  * place: r_t = n_t mod M of each topic, over members that count as owning what they own
  * beyond the floor. The same flow as the heterogeneous case places them ({@link ShareFlow}:
  * the objectives on the extras are the objectives on the whole, less constants), on
- * sum of r_t units instead of all partitions; a new group (nobody owns anything) needs no
- * flow at all. Single use: construct, call {@link #build()} once.
+ * sum of r_t units instead of all partitions. A new group (nobody owns anything) and the
+ * usual rebalance of a stable group ({@link #keepThenFill}) need no flow at all. Single use: construct, call {@link #build()} once.
  */
 final class HomogeneousAssignmentBuilder {
     private final Problem problem;
@@ -36,9 +40,10 @@ final class HomogeneousAssignmentBuilder {
                 fresh &= problem.ownedCount(m, s[k]) == 0;
             }
         }
-        int[][] x = fresh
-                ? dealExtras(extra, problem.subs)
-                : new ShareFlow(extra, problem.subs, owned).solve();
+        int[][] x = fresh ? dealExtras(extra, problem.subs) : keepThenFill(extra, problem.subs, owned);
+        if (x == null) {
+            x = new ShareFlow(extra, problem.subs, owned).solve();
+        }
         for (int m = 0; m < members; m++) {
             int[] s = problem.subs[m];
             for (int k = 0; k < s.length; k++) {
@@ -65,6 +70,96 @@ final class HomogeneousAssignmentBuilder {
             for (int i = 0; i < extra[topics[k]]; i++) {
                 x[next][k] = 1;
                 next = (next + 1) % members;
+            }
+        }
+        return x;
+    }
+
+    /**
+     * The usual rebalance of a stable group (a member leaves or crashes, partitions are
+     * added): every member keeps an extra of each topic it owns beyond the floor, if that fits
+     * the shape (at most r_t extras of topic t, at most q+1 extras per member and at most
+     * R mod M members with q+1, where q = R / M). Keeping all of them is the most any
+     * assignment keeps, so what remains is to complete the shape: topic by topic (the most
+     * wanted first), to the members with the most room (ties: canonical order) that do not
+     * hold an extra of that topic yet. Returns null when the kept extras do not fit or the
+     * greedy completion gets stuck; the flow then decides.
+     */
+    static int[][] keepThenFill(int[] extra, int[][] subs, int[][] owned) {
+        int members = subs.length;
+        int[] topics = subs[0]; // everybody's (identical) topics
+        int count = topics.length;
+        long total = 0;
+        int[] need = new int[count];
+        for (int k = 0; k < count; k++) {
+            need[k] = extra[topics[k]];
+            total += need[k];
+        }
+        int quota = (int) (total / members);
+        int bonus = (int) (total % members);
+        int[][] x = new int[members][count];
+        int[] deg = new int[members];
+        int full = 0;
+        for (int m = 0; m < members; m++) {
+            for (int k = 0; k < count; k++) {
+                if (owned[m][k] > 0) {
+                    x[m][k] = 1;
+                    deg[m]++;
+                    need[k]--;
+                }
+            }
+            if (deg[m] > quota + 1) {
+                return null;
+            }
+            if (deg[m] == quota + 1) {
+                full++;
+            }
+        }
+        for (int k = 0; k < count; k++) {
+            if (need[k] < 0) {
+                return null;
+            }
+        }
+        if (full > bonus) {
+            return null;
+        }
+        // who ends with q+1: those already there, then the members holding the most
+        int[] target = new int[members];
+        List<Integer> rest = new ArrayList<>(members);
+        for (int m = 0; m < members; m++) {
+            target[m] = deg[m] == quota + 1 ? quota + 1 : quota;
+            if (deg[m] <= quota) {
+                rest.add(m);
+            }
+        }
+        rest.sort(Comparator.comparingInt((Integer m) -> -deg[m]).thenComparingInt(m -> m));
+        for (int i = 0; i < bonus - full; i++) {
+            target[rest.get(i)] = quota + 1;
+        }
+        List<Integer> order = new ArrayList<>(count);
+        for (int k = 0; k < count; k++) {
+            order.add(k);
+        }
+        order.sort(Comparator.comparingInt((Integer k) -> -need[k]).thenComparingInt(k -> k));
+        List<Integer> room = new ArrayList<>(members);
+        for (int k : order) {
+            if (need[k] == 0) {
+                continue;
+            }
+            room.clear();
+            for (int m = 0; m < members; m++) {
+                if (x[m][k] == 0 && deg[m] < target[m]) {
+                    room.add(m);
+                }
+            }
+            if (room.size() < need[k]) {
+                return null;
+            }
+            room.sort(Comparator.comparingInt((Integer m) -> deg[m] - target[m]).thenComparingInt(m -> m));
+            for (int i = 0; i < need[k]; i++) {
+                int m = room.get(i);
+                x[m][k] = 1;
+                deg[m]++;
             }
         }
         return x;

@@ -1,6 +1,7 @@
 package io.github.kafkaassignors.broker;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -152,5 +153,60 @@ class BuildersTest {
             long[] flow = objectives(problem, new HeterogeneousAssignmentBuilder(problem).build());
             assertEquals(Arrays.toString(bruteForce(problem)), Arrays.toString(flow), "round " + round);
         }
+    }
+
+    /** Stable homogeneous groups, then a member leaves or partitions are added: the shortcut
+     *  without a flow ({@link HomogeneousAssignmentBuilder#keepThenFill}) mostly applies, and
+     *  the builder still reaches the full flow's objectives. */
+    @Test
+    void testKeepThenFillOnUsualRebalances() {
+        Random random = new Random(16);
+        int shortcut = 0;
+        for (int round = 0; round < 300; round++) {
+            int topics = 1 + random.nextInt(5);
+            int members = 2 + random.nextInt(12);
+            int[] counts = new int[topics];
+            int[] all = new int[topics];
+            for (int t = 0; t < topics; t++) {
+                counts[t] = 1 + random.nextInt(30);
+                all[t] = t;
+            }
+            int[][] subs = new int[members][];
+            List<List<int[]>> none = new ArrayList<>();
+            for (int m = 0; m < members; m++) {
+                subs[m] = all;
+                none.add(new ArrayList<>(java.util.Collections.nCopies(topics, (int[]) null)));
+            }
+            int[][][] stable = new HomogeneousAssignmentBuilder(Problem.resolve(counts, subs, none)).build();
+            // a member leaves (the last), or a topic grows
+            boolean leave = random.nextBoolean();
+            int left = leave ? members - 1 : members;
+            int[] after = counts.clone();
+            if (!leave) {
+                after[random.nextInt(topics)] += 1 + random.nextInt(10);
+            }
+            int[][] subsAfter = java.util.Arrays.copyOf(subs, left);
+            List<List<int[]>> claims = new ArrayList<>();
+            for (int m = 0; m < left; m++) {
+                claims.add(new ArrayList<>(java.util.Arrays.asList(stable[m])));
+            }
+            Problem problem = Problem.resolve(after, subsAfter, claims);
+            int[] extra = new int[topics];
+            int[][] owned = new int[left][topics];
+            for (int t = 0; t < topics; t++) {
+                int base = after[t] / left;
+                extra[t] = after[t] % left;
+                for (int m = 0; m < left; m++) {
+                    owned[m][t] = Math.max(0, problem.ownedCount(m, t) - base);
+                }
+            }
+            if (HomogeneousAssignmentBuilder.keepThenFill(extra, subsAfter, owned) != null) {
+                shortcut++;
+            }
+            long[] fast = objectives(problem, new HomogeneousAssignmentBuilder(problem).build());
+            long[] full = objectives(problem, new HeterogeneousAssignmentBuilder(problem).build());
+            assertEquals(Arrays.toString(full), Arrays.toString(fast), "round " + round);
+        }
+        assertTrue(shortcut > 200, "the shortcut applied " + shortcut + " times of 300");
     }
 }
