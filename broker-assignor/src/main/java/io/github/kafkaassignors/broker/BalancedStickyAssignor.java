@@ -101,7 +101,12 @@ public class BalancedStickyAssignor implements ConsumerGroupPartitionAssignor {
                 for (Map.Entry<Uuid, Set<Integer>> e : current.partitions().entrySet()) {
                     Integer t = topicIndex.get(e.getKey());
                     if (t != null && !e.getValue().isEmpty()) {
-                        mine.set(t, e.getValue().stream().mapToInt(Integer::intValue).toArray());
+                        int[] ps = new int[e.getValue().size()];
+                        int i = 0;
+                        for (int p : e.getValue()) {
+                            ps[i++] = p;
+                        }
+                        mine.set(t, ps); // ours: resolve() may sort and trim it in place
                     }
                 }
             }

@@ -1,6 +1,5 @@
 package io.github.kafkaassignors.broker;
 
-import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Set;
@@ -54,7 +53,8 @@ final class Problem {
      * subscribes to; of two members claiming one partition the one first in canonical order
      * keeps it (the broker's target assignment is disjoint, so this is a safety net).
      *
-     * @param claims member -> topic -> claimed partitions (any order, may hold junk)
+     * @param claims member -> topic -> claimed partitions (any order, may hold junk; the
+     *     arrays are sorted and reused)
      */
     static Problem resolve(int[] counts, int[][] subs, List<List<int[]>> claims) {
         int members = subs.length;
@@ -70,17 +70,16 @@ final class Problem {
                 if (ps == null || ps.length == 0) {
                     continue;
                 }
-                int[] sorted = ps.clone();
-                Arrays.sort(sorted);
-                List<Integer> keep = new ArrayList<>(sorted.length);
-                for (int p : sorted) {
+                Arrays.sort(ps);
+                int kept = 0;
+                for (int p : ps) {
                     if (p >= 0 && p < counts[t] && !taken[t][p]) {
                         taken[t][p] = true;
-                        keep.add(p);
+                        ps[kept++] = p;
                     }
                 }
-                if (!keep.isEmpty()) {
-                    owned[m][t] = keep.stream().mapToInt(Integer::intValue).toArray();
+                if (kept > 0) {
+                    owned[m][t] = kept == ps.length ? ps : Arrays.copyOf(ps, kept);
                 }
             }
         }
