@@ -81,9 +81,10 @@ final class HomogeneousAssignmentBuilder {
      * the shape (at most r_t extras of topic t, at most q+1 extras per member and at most
      * R mod M members with q+1, where q = R / M). Keeping all of them is the most any
      * assignment keeps, so what remains is to complete the shape: topic by topic (the most
-     * wanted first), to the members with the most room (ties: canonical order) that do not
-     * hold an extra of that topic yet. Returns null when the kept extras do not fit or the
-     * greedy completion gets stuck; the flow then decides.
+     * wanted first), to members that do not hold an extra of that topic yet, those below q
+     * first (the most room first), then those at q while places with q+1 are left (ties:
+     * canonical order). Returns null when the kept extras do not fit or the greedy
+     * completion gets stuck; the flow then decides.
      */
     static int[][] keepThenFill(int[] extra, int[][] subs, int[][] owned) {
         int members = subs.length;
@@ -123,19 +124,9 @@ final class HomogeneousAssignmentBuilder {
         if (full > bonus) {
             return null;
         }
-        // who ends with q+1: those already there, then the members holding the most
-        int[] target = new int[members];
-        List<Integer> rest = new ArrayList<>(members);
-        for (int m = 0; m < members; m++) {
-            target[m] = deg[m] == quota + 1 ? quota + 1 : quota;
-            if (deg[m] <= quota) {
-                rest.add(m);
-            }
-        }
-        rest.sort(Comparator.comparingInt((Integer m) -> -deg[m]).thenComparingInt(m -> m));
-        for (int i = 0; i < bonus - full; i++) {
-            target[rest.get(i)] = quota + 1;
-        }
+        // topic by topic (the most wanted first): members below q first (the most room
+        // first), then members at q while q+1 places are left; ties in canonical order
+        int bonusLeft = bonus - full;
         List<Integer> order = new ArrayList<>(count);
         for (int k = 0; k < count; k++) {
             order.add(k);
@@ -148,18 +139,31 @@ final class HomogeneousAssignmentBuilder {
             }
             room.clear();
             for (int m = 0; m < members; m++) {
-                if (x[m][k] == 0 && deg[m] < target[m]) {
+                if (x[m][k] == 0 && deg[m] <= quota) {
                     room.add(m);
                 }
             }
-            if (room.size() < need[k]) {
-                return null;
-            }
-            room.sort(Comparator.comparingInt((Integer m) -> deg[m] - target[m]).thenComparingInt(m -> m));
-            for (int i = 0; i < need[k]; i++) {
+            room.sort(Comparator.comparingInt((Integer m) -> deg[m]).thenComparingInt(m -> m));
+            int got = 0;
+            for (int i = 0; i < room.size() && got < need[k]; i++) {
                 int m = room.get(i);
+                if (deg[m] == quota) {
+                    if (bonusLeft == 0) {
+                        break; // the rest of the list is at q too
+                    }
+                    bonusLeft--;
+                }
                 x[m][k] = 1;
                 deg[m]++;
+                got++;
+            }
+            if (got < need[k]) {
+                return null;
+            }
+        }
+        for (int m = 0; m < members; m++) {
+            if (deg[m] < quota) {
+                return null;
             }
         }
         return x;
