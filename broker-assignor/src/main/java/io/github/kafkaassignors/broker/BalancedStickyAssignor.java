@@ -133,6 +133,11 @@ public class BalancedStickyAssignor implements ConsumerGroupPartitionAssignor {
         Map<String, MemberAssignment> out = new HashMap<>(members.size() * 2);
         for (int m = 0; m < members.size(); m++) {
             String member = members.get(m);
+            MemberAssignment current = groupSpec.memberAssignment(member);
+            if (current != null && keepsAll(problem, result, m, subs[m], current)) {
+                out.put(member, current); // unchanged: hand back the broker's own object
+                continue;
+            }
             Map<Uuid, Set<Integer>> partitions = new HashMap<>();
             for (int t : subs[m]) {
                 int[] ps = result[m][t];
@@ -144,14 +149,32 @@ public class BalancedStickyAssignor implements ConsumerGroupPartitionAssignor {
                     partitions.put(topicIds.get(t), Collections.unmodifiableSet(set));
                 }
             }
-            MemberAssignment current = groupSpec.memberAssignment(member);
-            if (current != null && current.partitions().equals(partitions)) {
-                out.put(member, current); // unchanged: hand back the broker's own object
-            } else {
-                out.put(member, new Assignment(Collections.unmodifiableMap(partitions)));
-            }
+            out.put(member, new Assignment(Collections.unmodifiableMap(partitions)));
         }
         return new GroupAssignment(out);
+    }
+
+    /**
+     * Member m gets exactly what its current assignment holds: every claim was valid (nothing
+     * dropped when resolving) and its result equals its resolved claims, topic by topic.
+     */
+    private static boolean keepsAll(Problem problem, int[][][] result, int m, int[] subs,
+            MemberAssignment current) {
+        long claimed = 0;
+        for (Set<Integer> ps : current.partitions().values()) {
+            claimed += ps.size();
+        }
+        long kept = 0;
+        for (int t : subs) {
+            int[] got = result[m][t];
+            int[] owned = problem.owned[m][t];
+            int n = got == null ? 0 : got.length;
+            if (n != (owned == null ? 0 : owned.length) || n > 0 && !Arrays.equals(got, owned)) {
+                return false;
+            }
+            kept += n;
+        }
+        return kept == claimed;
     }
 
     private static boolean sameSubscriptions(int[][] subs) {
