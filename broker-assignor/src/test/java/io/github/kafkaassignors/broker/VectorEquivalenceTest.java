@@ -38,13 +38,14 @@ import org.junit.jupiter.api.TestFactory;
 class VectorEquivalenceTest {
     /**
      * Cases where both sides reach the same optimum (same sum of squared loads, same sum of
-     * squared per-topic shares, same moves) but break a tie differently, so the worst per-topic
-     * spread differs by 1 (either way: h02 2 vs 3, h19 5 vs 4, h20 5 vs 4, h28 3 vs 4). Objective
-     * 2 is the sum of squares, which does not pin the worst spread down with unequal
-     * subscriptions. A case listed here that agrees again fails, so the list cannot go stale.
+     * squared per-topic shares, same moves) but break a tie differently, so that the worst
+     * per-topic spread differs (by 1, either way). Objective 2 is a sum of squares, which
+     * does not pin the worst spread down with unequal subscriptions; such cases must stay
+     * rare (at most 1 in 40) and are listed when they are not. With the committed vectors:
+     * 4 of 420 (h02-0-first 2 vs 3, h19-2-join 5 vs 4, h20-0-first 5 vs 4, h28-4-partitions
+     * 3 vs 4, Java vs Python).
      */
-    private static final Set<String> TIES =
-            Set.of("h02-0-first", "h19-2-join", "h20-0-first", "h28-4-partitions");
+    private static final List<String> TIES = new ArrayList<>();
 
     /** The committed vectors, or the file named by {@code -Dvectors=PATH} (another seed, scale). */
     private static JsonNode load() throws IOException {
@@ -62,9 +63,14 @@ class VectorEquivalenceTest {
         JsonNode cases = load().get("cases");
         assertTrue(cases.size() >= 300, "hundreds of cases");
         List<DynamicTest> tests = new ArrayList<>();
+        TIES.clear();
         for (JsonNode c : cases) {
             tests.add(DynamicTest.dynamicTest(c.get("name").asText(), () -> check(c)));
         }
+        // dynamic tests run in order: this one sees every case's tie
+        tests.add(DynamicTest.dynamicTest("ties in the worst per-topic spread are rare",
+                () -> assertTrue(TIES.size() * 40 <= cases.size(),
+                        TIES.size() + " of " + cases.size() + " cases: " + TIES)));
         return tests.stream();
     }
 
@@ -118,12 +124,10 @@ class VectorEquivalenceTest {
                 name + ": objective 2, the sum over topics of squared shares");
         assertEquals(expected.get("spread").asInt(), spread(result), name + ": total spread");
         int topicSpread = topicSpread(group, result);
-        if (System.getProperty("vectors", "").isEmpty() && TIES.contains(name)) {
-            assertTrue(topicSpread != expected.get("topic_spread").asInt(),
-                    name + " agrees now: take it off TIES");
-        } else {
-            assertEquals(expected.get("topic_spread").asInt(), topicSpread,
-                    name + ": worst per-topic spread");
+        int want = expected.get("topic_spread").asInt();
+        if (topicSpread != want) {
+            assertEquals(1, Math.abs(topicSpread - want), name + ": worst per-topic spread");
+            TIES.add(name + " (" + topicSpread + " vs " + want + ")");
         }
         assertEquals(expected.get("moved").asInt(), moved(group, result, topics), name + ": moved");
         assertEquals(result, new BalancedStickyAssignor().assign(group.next(result), topics),
