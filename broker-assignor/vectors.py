@@ -11,8 +11,9 @@ joins, leaves, crashes (comes back under a new member id, with its instance id i
 nothing), two leave at once, a topic gets more partitions, a member changes its
 subscription.  Every step is one case: the members (in shuffled order) with what they own
 from the previous step, and what :func:`kafka_assignors.core.balanced_sticky` achieves on
-it: the total spread, the worst per-topic spread and the partitions moved.  The Java
-``VectorEquivalenceTest`` requires the same three numbers (the exact assignment may differ
+it: the sums of squares it minimises (objectives 1 and 2), the total spread, the worst
+per-topic spread and the partitions moved.  The Java ``VectorEquivalenceTest`` requires the
+same numbers, the worst per-topic spread up to rare ties (the exact assignment may differ
 where ties allow).  Topics are named ``t00``, ``t01``...: the Java side gives them ids in
 name order, so both sides order topics the same way.  ``unit_tests/test_broker_vectors.py``
 checks that the committed file is what the core computes now.
