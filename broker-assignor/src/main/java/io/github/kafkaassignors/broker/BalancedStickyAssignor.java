@@ -19,7 +19,6 @@ import org.apache.kafka.coordinator.group.api.assignor.MemberAssignment;
 import org.apache.kafka.coordinator.group.api.assignor.MemberSubscription;
 import org.apache.kafka.coordinator.group.api.assignor.PartitionAssignorException;
 import org.apache.kafka.coordinator.group.api.assignor.SubscribedTopicDescriber;
-import org.apache.kafka.coordinator.group.api.assignor.SubscriptionType;
 
 /**
  * balanced-sticky on the broker (KIP-848 consumer groups): the port of the Python core
@@ -125,8 +124,10 @@ public class BalancedStickyAssignor implements ConsumerGroupPartitionAssignor {
                 return where == null ? Collections.emptySet() : where;
             });
         }
-        int[][][] result = groupSpec.subscriptionType() == SubscriptionType.HOMOGENEOUS
-                && sameSubscriptions(subs)
+        // by the usable subscriptions rather than GroupSpec.subscriptionType(): the same
+        // answer for the broker's HOMOGENEOUS, and members that differ only in topics that do
+        // not exist still get the homogeneous builder (identical arrays: cheap to compare)
+        int[][][] result = sameSubscriptions(subs)
                 ? new HomogeneousAssignmentBuilder(problem).build()
                 : new HeterogeneousAssignmentBuilder(problem).build();
 
