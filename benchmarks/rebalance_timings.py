@@ -49,12 +49,8 @@ from kafka import KafkaProducer
 from kafka_assignors.embedded import GroupRunner, KafkaCluster, start_single_broker
 from kafka_assignors.embedded.admin import create_topic, delete_topic
 
-#: variant -> (strategy, kafka-assignors runtime on)
-VARIANTS = {
-    "eager": ("kafka_assignors:BalancedStickyAssignor", True),
-    "cooperative-plain": ("kafka_assignors:CooperativeBalancedStickyAssignor", False),
-    "cooperative": ("kafka_assignors:CooperativeBalancedStickyAssignor", True),
-}
+from ._timing_clients import VARIANTS, ClientGroup
+
 BASELINE_S = 5.0
 AFTER_S = 3.0
 
@@ -111,6 +107,14 @@ def _records_by_member(group: GroupRunner) -> dict[str, list[tuple[float, tuple[
     return out
 
 
+def _stable_since(events: Sequence[dict[str, Any]], generation: int,
+                  assignment: frozenset[tuple[str, int]]) -> float:
+    """When a member first reported STABLE on ``generation`` holding ``assignment``."""
+    return min(float(e["mono"]) for e in events
+               if e.get("generation") == generation and e.get("state") == "STABLE"
+               and frozenset((str(t), int(p)) for t, p in e.get("assignment", [])) == assignment)
+
+
 def _worst_gap(records: dict[str, list[tuple[float, tuple[str, int]]]],
                kept: dict[str, frozenset[tuple[str, int]]], start: float, end: float) -> float:
     """Longest gap in [start, end] between records of each member's ``kept`` partitions."""
@@ -131,11 +135,10 @@ def measure(bootstrap: str, size: int, protocol: str, rate: float, timeout: floa
     topic = f"timings-{size}-{protocol}-{uuid.uuid4().hex[:6]}"
     create_topic(bootstrap, topic, partitions)
     producer = Producer(bootstrap, topic, partitions, rate)
-    strategy, runtime = VARIANTS[protocol]
     try:
-        with GroupRunner(bootstrap, f"g-{topic}", [topic], [strategy], runtime=runtime,
-                         report_records=True, session_timeout_ms=10_000,
-                         heartbeat_interval_ms=1_000, revoke_delay_ms=revoke_delay_ms) as group:
+        with ClientGroup(VARIANTS[protocol], bootstrap, f"g-{topic}", topic,
+                         session_timeout_ms=10_000, heartbeat_interval_ms=1_000,
+                         revoke_delay_ms=revoke_delay_ms) as group:
             for _ in range(size):
                 group.add_member()
             group.wait_stable(timeout=timeout, settle=2.0)
@@ -151,11 +154,7 @@ def measure(bootstrap: str, size: int, protocol: str, rate: float, timeout: floa
             views = [v for v in group.members() if v.alive]
             subscribed = next(float(e["mono"]) for e in group.events(joiner)
                               if e.get("event") == "subscribed")
-            stable_at = max(
-                min(float(e["mono"]) for e in v.events
-                    if e.get("generation") == final and e.get("state") == "STABLE")
-                for v in views
-            )
+            stable_at = max(_stable_since(v.events, final, state[v.name]) for v in views)
             time.sleep(AFTER_S)
             records = _records_by_member(group)
             old = [v.name for v in views if v.name != "joiner"]
