@@ -11,6 +11,7 @@ events, so the group waits and the measurements are the same for every variant.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import glob
 import json
 import os
@@ -167,3 +168,51 @@ class ClientGroup(GroupRunner):
             for view in self._jvm_views.values():
                 view.alive, view.exit_code = False, code
             self._cond.notify_all()
+
+
+class BrokerWatch:
+    """Polls the group through the admin API (DescribeGroups) from a thread, so every
+    variant also has a join -> stable seen by the broker, whatever its client reports:
+    ``stable_since(t0, members, partitions)`` is the first poll after ``t0`` at which the
+    group is Stable with that many members and every partition assigned (a cooperative
+    first round, which leaves the revoked partitions unassigned, does not count)."""
+
+    def __init__(self, bootstrap: str, group_id: str, every: float = 0.05) -> None:
+        from kafka.admin import KafkaAdminClient
+
+        self._admin = KafkaAdminClient(bootstrap_servers=bootstrap.split(","),
+                                       client_id="rebalance-timings-watch",
+                                       request_timeout_ms=5_000)
+        self._group, self._every = group_id, every
+        #: (monotonic time of the answer, state, members, partitions assigned)
+        self.samples: list[tuple[float, str, int, int]] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True, name="broker-watch")
+        self._thread.start()
+
+    def _run(self) -> None:
+        import time
+
+        while not self._stop.wait(self._every):
+            try:
+                info = self._admin.describe_groups([self._group])[self._group]
+            except Exception:  # a missed sample is fine; the next one comes
+                continue
+            assigned = sum(len(tp["partitions"])
+                           for m in info.get("members", [])
+                           if isinstance(m.get("member_assignment"), dict)
+                           for tp in m["member_assignment"].get("assigned_partitions", []))
+            self.samples.append((time.monotonic(), str(info.get("group_state")),
+                                 len(info.get("members", [])), assigned))
+
+    def stable_since(self, t0: float, members: int, partitions: int) -> float:
+        for t, state, n, assigned in self.samples:
+            if t > t0 and state == "Stable" and n == members and assigned == partitions:
+                return t
+        return float("nan")
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=10)
+        with contextlib.suppress(Exception):
+            self._admin.close()

@@ -1,0 +1,198 @@
+"""Figures, medians, tables and the markdown page of ``benchmarks.rebalance_timings``."""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+import platform
+import statistics
+import subprocess
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ._timing_clients import VARIANTS
+
+
+@dataclass
+class Cell:
+    size: int
+    protocol: str
+    partitions: int
+    #: joiner subscribed -> last member reports STABLE on the final generation with its
+    #: final assignment (source: see VARIANTS[protocol].stable_source)
+    join_to_stable_s: float
+    #: longest pause of members that keep all their partitions (nan: none did)
+    keepers_pause_s: float
+    #: longest pause of the kept partitions of members that lose some (nan: none did)
+    kept_pause_s: float
+    keepers_floor_s: float
+    kept_floor_s: float
+    generations: int
+    moved_in_join: int
+    revoke_delay_ms: int = 0
+    #: joiner subscribed -> DescribeGroups first shows Stable, N+1 members, all assigned
+    broker_join_to_stable_s: float = math.nan
+    #: runs behind a median row: completed/started
+    runs: str = "1/1"
+
+
+def _s(x: float) -> str:
+    return "-" if math.isnan(x) else f"{x:.2f}"
+
+
+def _median(values: Sequence[float]) -> float:
+    real = [v for v in values if not math.isnan(v)]
+    return statistics.median(real) if real else math.nan
+
+
+def median_cell(cells: Sequence[Cell]) -> Cell:
+    """Each figure's median over the runs (generations and moved of the median run)."""
+    mid = sorted(cells, key=lambda c: c.join_to_stable_s)[len(cells) // 2]
+    return Cell(mid.size, mid.protocol, mid.partitions,
+                _median([c.join_to_stable_s for c in cells]),
+                _median([c.keepers_pause_s for c in cells]),
+                _median([c.kept_pause_s for c in cells]),
+                _median([c.keepers_floor_s for c in cells]),
+                _median([c.kept_floor_s for c in cells]),
+                mid.generations, mid.moved_in_join, mid.revoke_delay_ms,
+                _median([c.broker_join_to_stable_s for c in cells]))
+
+
+def table(cells: Sequence[Cell]) -> str:
+    lines = [
+        "| consumers | revoke (ms) | variant | runs | join -> stable (s) | same, broker view (s) "
+        "| pause, keepers (s) | floor (s) | pause, kept partitions of losers (s) | floor (s) "
+        "| generations | moved |",
+        "|--:|--:|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|",
+    ]
+    for c in cells:
+        lines.append(
+            f"| {c.size} | {c.revoke_delay_ms} | {c.protocol} | {c.runs} | "
+            f"{c.join_to_stable_s:.2f} | "
+            f"{_s(c.broker_join_to_stable_s)} | "
+            f"{_s(c.keepers_pause_s)} | {_s(c.keepers_floor_s)} | {_s(c.kept_pause_s)} | "
+            f"{_s(c.kept_floor_s)} | {c.generations} | {c.moved_in_join} |"
+        )
+    return "\n".join(lines)
+
+
+def now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%S%z")
+
+
+def fmt_load(load: Sequence[float]) -> str:
+    return "/".join(f"{x:.2f}" for x in load)
+
+
+def _java_version() -> str:
+    try:
+        out = subprocess.run(["java", "-version"], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return "java unavailable"
+    first = (out.stderr or out.stdout).splitlines()
+    return first[0] if first else "java (unknown version)"
+
+
+def machine() -> str:
+    cpu = "unknown CPU"
+    with contextlib.suppress(OSError), open("/proc/cpuinfo", encoding="utf-8") as fh:
+        cpu = next((line.split(":", 1)[1].strip() for line in fh
+                    if line.startswith("model name")), cpu)
+    import kafka
+
+    parts = [f"{cpu}, {os.cpu_count()} cores, Linux {platform.release()}",
+             f"CPython {platform.python_version()}, kafka-python {kafka.__version__}"]
+    with contextlib.suppress(ImportError):
+        import confluent_kafka
+
+        version: object = confluent_kafka.version()
+        if isinstance(version, tuple):
+            version = version[0]
+        parts.append(f"confluent-kafka {version} (librdkafka {confluent_kafka.libversion()[0]})")
+    with contextlib.suppress(ImportError):
+        import aiokafka
+
+        parts.append(f"aiokafka {aiokafka.__version__}")
+    with contextlib.suppress(Exception):
+        from ._timing_clients import _jars_dir
+
+        jar = next(_jars_dir().glob("kafka-clients-*.jar"))
+        parts.append(f"{jar.stem} on {_java_version()}")
+    return ", ".join(parts)
+
+
+def _variants_table() -> str:
+    lines = ["| variant | client | strategy | join -> stable from |", "|---|---|---|---|"]
+    for name, v in VARIANTS.items():
+        strategy = v.strategy.rsplit(":", 1)[-1].rsplit(".", 1)[-1]
+        client = {"kafka-python": "kafka-python `KafkaConsumer`" + (
+                      "" if v.runtime else ", `KAFKA_ASSIGNORS_KAFKA_PYTHON_RUNTIME=off`"),
+                  "confluent": "`kafka_assignors.confluent.Consumer` (the bridge)",
+                  "aiokafka": "aiokafka `AIOKafkaConsumer`, `kafka_assignors.aiokafka`",
+                  "java": "Java `KafkaConsumer` (kafka-clients), `group.protocol=classic`",
+                  }[v.client]
+        lines.append(f"| {name} | {client} | `{strategy}` | {v.stable_source} |")
+    return "\n".join(lines)
+
+
+def markdown(command: str, started: str, ended: str, note: str, rows: Sequence[Cell],
+             what_ran: str) -> str:
+    return f"""# Rebalance timings: every client, eager and cooperative, side by side
+
+`{command}` ({started} to {ended}).
+
+{what_ran}
+
+{note} One broker (Apache Kafka 4.4.0, KRaft) on the same machine. Every member has
+session timeout 10 s and heartbeat interval 1 s. The load averages include the benchmark's
+own member processes and broker (31 consumer processes on 2 cores in the largest cell; the
+Java members are threads of one JVM).
+
+Each row: N members consume a topic of max(12, 2N) partitions that the producer writes
+continuously (300 msg/s, round robin over the partitions); once every member consumes, one
+more member joins. The variants run interleaved (one cell of each in turn, on a fresh topic
+and group), so drifting load hits every variant alike.
+
+{_variants_table()}
+
+**eager** and **cooperative-plain** are what kafka-python users of this library got before
+the runtime; **cooperative** is the same assignor as users get it now (the runtime installed
+by default). The bridge members call `poll(0.05)` one message at a time, aiokafka members
+`getmany(timeout_ms=50)`, kafka-python members `poll(timeout_ms=1000)` and Java members
+`poll(1 s)` (all return as soon as records are there). Every member reports each record it
+is handed, with CLOCK_MONOTONIC (Python `time.monotonic()`, Java `System.nanoTime()`, the
+same clock on Linux).
+
+* **join -> stable**: from the joiner subscribing (kafka-python, bridge: consumer created
+  and subscribed, about to send JoinGroup; aiokafka: before `start()`, which connects and
+  joins; Java: `subscribe()` before the first `poll()`, which connects and joins) until the
+  last member reports STABLE on the final generation *holding its final assignment* (both
+  rounds of a cooperative rebalance included). kafka-python, the bridge and aiokafka report
+  their state; the Java consumer has no state accessor, so a Java member counts as stable at
+  its `onPartitionsAssigned` (called at the end of every round, also with no partition
+  added) of the final generation.
+* **same, broker view**: from the same start until DescribeGroups (polled every 50 ms from
+  the benchmark) first shows the group Stable with N+1 members and every partition assigned
+  (a cooperative first round leaves the revoked partitions unassigned, so only the last
+  round counts): the same yardstick for every client, later than the true moment by up to
+  the polling interval plus one request (about 60 ms), and blind to the time members take
+  to receive and apply the assignment after the broker has it.
+* **pause, keepers**: the longest gap between two records processed by a member that was
+  already there and keeps all its partitions, from the join until 3 s after stable.
+* **pause, kept partitions of losers**: the same over the partitions they keep, for
+  members that lose some (their revocation callback, which sleeps `revoke` ms, runs on the
+  consuming thread in every client).
+* **floor**: each pause measured the same way over the 5 s before the join (the producer's
+  and the member's own gaps: the noise floor). `-`: no member of that kind in the cell (with
+  3 members on 12 partitions, every member gives one partition to the joiner).
+* **generations**: rebalances the join caused; **moved**: partitions that changed owner.
+
+{table(rows)}
+
+kafka-python 3.0.12 alone returns no records from `poll()` while any rebalance of its member
+is in progress, cooperative ones included. With the runtime, cooperative members keep
+fetching and returning the partitions they keep; a cooperative join still takes two rounds,
+and members learn of each round at their next heartbeat (up to `heartbeat_interval_ms`).
+"""
