@@ -215,8 +215,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     rows: list[Cell] = []
     raw: list[dict[str, Any]] = []
     failures: list[dict[str, Any]] = []
+    host = machine()
     with broker(args.bootstrap) as bootstrap:
-        for size, delay, repeats in plan:
+        for done, (size, delay, repeats) in enumerate(plan, 1):
             # repeats interleave the variants, so drifting load hits every variant alike
             runs: dict[str, list[Cell]] = {p: [] for p in protocols}
             for repeat in range(repeats):
@@ -244,22 +245,35 @@ def main(argv: Sequence[str] | None = None) -> int:
                     row = median_cell(runs[protocol])
                     row.runs = f"{len(runs[protocol])}/{repeats}"
                     rows.append(row)
+            _write(args, command, started_at, t0, load_start, plan, done, rows, raw, failures,
+                   host)
+    return 0
+
+
+def _write(args: argparse.Namespace, command: str, started_at: str, t0: float,
+           load_start: tuple[float, float, float], plan: Sequence[tuple[int, int, int]],
+           done: int, rows: Sequence[Cell], raw: list[dict[str, Any]],
+           failures: list[dict[str, Any]], host: str) -> None:
+    """Print and write the results of the first ``done`` plan items (after every item, so an
+    interrupted run still leaves its finished part)."""
     load = os.getloadavg()
-    host = machine()
     minutes = (time.monotonic() - t0) / 60
     note = (f"{host}; load average (1/5/15 min) {fmt_load(load_start)} at the start, "
             f"{fmt_load(load)} at the end; {args.rate:.0f} msg/s; the run took "
             f"{minutes:.0f} min.")
+    ran = "; ".join(f"{n} members, revoke {d} ms, {r} run(s)" for n, d, r in plan[:done])
+    left = "; ".join(f"{n} members, revoke {d} ms" for n, d, _ in plan[done:])
     what_ran = " ".join(
-        [f"Ran: {'; '.join(f'{n} members, revoke {d} ms, {r} run(s)' for n, d, r in plan)}"
-         " (each figure: the median over the runs; `runs` = runs that completed / started)."]
+        [f"Ran: {ran} (each figure: the median over the runs; `runs` = runs that completed "
+         "/ started)."]
+        + ([f"Not run yet (the run was still going or stopped): {left}."] if left else [])
         + ([args.note] if args.note else [])
         + ([f"{len(failures)} run(s) failed: "
             + "; ".join(f"{f['size']}/{f['revoke_delay_ms']} ms {f['protocol']} run "
                         f"{f['repeat']}: {f['error'][:300]}" for f in failures)]
            if failures else []))
     print(table(rows))
-    print(f"\n{what_ran}\n{note}")
+    print(f"\n{what_ran}\n{note}", flush=True)
     if args.json:
         with open(args.json, "w", encoding="utf-8") as fh:
             json.dump({"command": command, "started": started_at, "ended": now(),
@@ -267,12 +281,12 @@ def main(argv: Sequence[str] | None = None) -> int:
                        "load_start": load_start, "load": load, "rate": args.rate,
                        "plan": [{"size": n, "revoke_delay_ms": d, "repeats": r}
                                 for n, d, r in plan],
-                       "note": args.note, "failures": failures, "cells": raw}, fh, indent=2)
+                       "done": done, "note": args.note, "failures": failures,
+                       "cells": raw}, fh, indent=2)
             fh.write("\n")
     if args.markdown:
         with open(args.markdown, "w", encoding="utf-8") as fh:
             fh.write(markdown(command, started_at, now(), note, rows, what_ran))
-    return 0
 
 
 def _plan(args: argparse.Namespace) -> list[tuple[int, int, int]]:
