@@ -39,17 +39,25 @@ class Variant:
     #: kafka-python only: the kafka-assignors runtime on (False: opted out by env)
     runtime: bool = True
     #: where join -> stable comes from (documentation)
-    stable_source: str = "members' state events"
+    stable_source: str = "members' state events (kafka-python's member state, generation "\
+        "and assignment())"
 
+
+_BRIDGE = ("members' state events (the membership client's state and generation, "
+           "librdkafka's assignment())")
 
 VARIANTS: dict[str, Variant] = {
     "eager": Variant("kafka-python", "kafka_assignors:BalancedStickyAssignor"),
     "cooperative-plain": Variant("kafka-python",
                                  "kafka_assignors:CooperativeBalancedStickyAssignor", False),
     "cooperative": Variant("kafka-python", "kafka_assignors:CooperativeBalancedStickyAssignor"),
-    "bridge-eager": Variant("confluent", "balanced-sticky"),
-    "bridge-cooperative": Variant("confluent", "cooperative-balanced-sticky"),
-    "aiokafka-eager": Variant("aiokafka", "balanced-sticky"),
+    "bridge-eager": Variant("confluent", "balanced-sticky", stable_source=_BRIDGE),
+    "bridge-cooperative": Variant("confluent", "cooperative-balanced-sticky",
+                                  stable_source=_BRIDGE),
+    "aiokafka-eager": Variant(
+        "aiokafka", "balanced-sticky",
+        stable_source="members' state events (coordinator generation, no reassignment in "
+        "progress, assignment())"),
     "java-cooperative": Variant(
         "java", "org.apache.kafka.clients.consumer.CooperativeStickyAssignor",
         stable_source="rebalance callbacks (onPartitionsAssigned ends each round)"),

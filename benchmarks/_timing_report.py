@@ -11,6 +11,7 @@ import subprocess
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from ._timing_clients import VARIANTS
 
@@ -137,15 +138,83 @@ def _variants_table() -> str:
     return "\n".join(lines)
 
 
-def markdown(command: str, started: str, ended: str, note: str, rows: Sequence[Cell],
-             what_ran: str) -> str:
+def rows_from(data: dict[str, Any]) -> list[Cell]:
+    """The median rows of a results JSON, in plan order (variants in run order)."""
+    planned = {(p["size"], p["revoke_delay_ms"]): p["repeats"] for p in data["plan"]}
+    groups: dict[tuple[int, int, str], list[Cell]] = {}
+    for raw in data["cells"]:
+        cell = Cell(**raw)
+        groups.setdefault((cell.size, cell.revoke_delay_ms, cell.protocol), []).append(cell)
+    order = [(p["size"], p["revoke_delay_ms"]) for p in data["plan"]]
+    rows = []
+    for key, cells in sorted(groups.items(), key=lambda kv: order.index(kv[0][:2])):
+        row = median_cell(cells)
+        row.runs = f"{len(cells)}/{planned.get(key[:2], len(cells))}"
+        rows.append(row)
+    return rows
+
+
+def machine_note(data: dict[str, Any]) -> str:
+    return (f"{data['machine']}; load average (1/5/15 min) {fmt_load(data['load_start'])} at "
+            f"the start, {fmt_load(data['load'])} at the end; {data['rate']:.0f} msg/s; the run "
+            f"took {data['minutes']:.0f} min.")
+
+
+def what_ran(data: dict[str, Any]) -> str:
+    plan = [(p["size"], p["revoke_delay_ms"], p["repeats"]) for p in data["plan"]]
+    done = int(data["done"])
+    ran = "; ".join(f"{n} members, revoke {d} ms, {r} run(s)" for n, d, r in plan[:done])
+    left = "; ".join(f"{n} members, revoke {d} ms" for n, d, _ in plan[done:])
+    failures = data.get("failures", [])
+    return " ".join(
+        [f"Ran: {ran} (each figure: the median over the runs; `runs` = runs that completed "
+         "/ started)."]
+        + ([f"Not run (the run was still going or stopped): {left}."] if left else [])
+        + ([data["note"]] if data.get("note") else [])
+        + ([f"{len(failures)} run(s) failed: "
+            + "; ".join(f"{f['size']}/{f['revoke_delay_ms']} ms {f['protocol']} run "
+                        f"{f['repeat']}: {f['error'][:300]}" for f in failures)]
+           if failures else []))
+
+
+#: issue 12's targets: cooperative variant -> the eager variant of the same client
+TARGETS = {"cooperative": "eager", "bridge-cooperative": "bridge-eager",
+           "java-cooperative": "eager"}
+
+
+def targets(rows: Sequence[Cell]) -> str:
+    """Issue 12's targets per row: keepers' pause <= floor + 50 ms, join -> stable <= 1.2x
+    the same client's eager (Java: kafka-python eager, for reference only)."""
+    by = {(c.size, c.revoke_delay_ms, c.protocol): c for c in rows}
+    lines = ["| consumers | revoke (ms) | variant | pause, keepers - floor (s) (<= 0.05) "
+             "| join -> stable / eager (<= 1.2) |", "|--:|--:|---|--:|--:|"]
+    for c in rows:
+        if c.protocol not in TARGETS:
+            continue
+        eager = by.get((c.size, c.revoke_delay_ms, TARGETS[c.protocol]))
+        excess = c.keepers_pause_s - c.keepers_floor_s
+        pause = ("-" if math.isnan(excess) else
+                 f"{excess:+.2f} " + ("met" if excess <= 0.05 else
+                                      f"**missed by {excess - 0.05:.2f} s**"))
+        if eager is None or not eager.join_to_stable_s:
+            ratio_text = "-"
+        else:
+            ratio = c.join_to_stable_s / eager.join_to_stable_s
+            ratio_text = f"{ratio:.2f} (vs {eager.protocol}) " + (
+                "met" if ratio <= 1.2 else f"**missed by {ratio - 1.2:.2f}x**")
+        lines.append(f"| {c.size} | {c.revoke_delay_ms} | {c.protocol} | {pause} "
+                     f"| {ratio_text} |")
+    return "\n".join(lines)
+
+
+def markdown(data: dict[str, Any], rows: Sequence[Cell]) -> str:
     return f"""# Rebalance timings: every client, eager and cooperative, side by side
 
-`{command}` ({started} to {ended}).
+`{data['command']}` ({data['started']} to {data['ended']}).
 
-{what_ran}
+{what_ran(data)}
 
-{note} One broker (Apache Kafka 4.4.0, KRaft) on the same machine. Every member has
+{machine_note(data)} One broker (Apache Kafka 4.4.0, KRaft) on the same machine. Every member has
 session timeout 10 s and heartbeat interval 1 s. The load averages include the benchmark's
 own member processes and broker (31 consumer processes on 2 cores in the largest cell; the
 Java members are threads of one JVM).
@@ -190,6 +259,11 @@ same clock on Linux).
 * **generations**: rebalances the join caused; **moved**: partitions that changed owner.
 
 {table(rows)}
+
+Issue 12's targets, from the medians above (the Java consumer is compared with kafka-python
+eager, for reference; no target applies to it). `-`: no keeper in the cell.
+
+{targets(rows)}
 
 kafka-python 3.0.12 alone returns no records from `poll()` while any rebalance of its member
 is in progress, cooperative ones included. With the runtime, cooperative members keep

@@ -58,7 +58,17 @@ from kafka_assignors.embedded import GroupRunner, KafkaCluster, start_single_bro
 from kafka_assignors.embedded.admin import create_topic, delete_topic
 
 from ._timing_clients import VARIANTS, BrokerWatch, ClientGroup
-from ._timing_report import Cell, fmt_load, machine, markdown, median_cell, now, table
+from ._timing_report import (
+    Cell,
+    machine,
+    machine_note,
+    markdown,
+    median_cell,
+    now,
+    rows_from,
+    table,
+    what_ran,
+)
 
 BASELINE_S = 5.0
 AFTER_S = 3.0
@@ -203,7 +213,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--json", help="also write the figures to this file")
     parser.add_argument("--markdown", help="also write the table, the command and the "
                         "machine (cores, load averages at start and end) to this file")
+    parser.add_argument("--render", metavar="JSON", help="measure nothing: write --markdown "
+                        "again from this results JSON")
     args = parser.parse_args(argv)
+    if args.render:
+        if not args.markdown:
+            parser.error("--render needs --markdown")
+        render(args.render, args.markdown)
+        return 0
     command = "python -m benchmarks.rebalance_timings " + " ".join(
         repr(a) if " " in a else a for a in (sys.argv[1:] if argv is None else argv))
     started_at, load_start, t0 = now(), os.getloadavg(), time.monotonic()
@@ -256,37 +273,28 @@ def _write(args: argparse.Namespace, command: str, started_at: str, t0: float,
            failures: list[dict[str, Any]], host: str) -> None:
     """Print and write the results of the first ``done`` plan items (after every item, so an
     interrupted run still leaves its finished part)."""
-    load = os.getloadavg()
-    minutes = (time.monotonic() - t0) / 60
-    note = (f"{host}; load average (1/5/15 min) {fmt_load(load_start)} at the start, "
-            f"{fmt_load(load)} at the end; {args.rate:.0f} msg/s; the run took "
-            f"{minutes:.0f} min.")
-    ran = "; ".join(f"{n} members, revoke {d} ms, {r} run(s)" for n, d, r in plan[:done])
-    left = "; ".join(f"{n} members, revoke {d} ms" for n, d, _ in plan[done:])
-    what_ran = " ".join(
-        [f"Ran: {ran} (each figure: the median over the runs; `runs` = runs that completed "
-         "/ started)."]
-        + ([f"Not run yet (the run was still going or stopped): {left}."] if left else [])
-        + ([args.note] if args.note else [])
-        + ([f"{len(failures)} run(s) failed: "
-            + "; ".join(f"{f['size']}/{f['revoke_delay_ms']} ms {f['protocol']} run "
-                        f"{f['repeat']}: {f['error'][:300]}" for f in failures)]
-           if failures else []))
+    data = {"command": command, "started": started_at, "ended": now(),
+            "minutes": round((time.monotonic() - t0) / 60, 1), "machine": host,
+            "load_start": list(load_start), "load": list(os.getloadavg()), "rate": args.rate,
+            "plan": [{"size": n, "revoke_delay_ms": d, "repeats": r} for n, d, r in plan],
+            "done": done, "note": args.note, "failures": failures, "cells": raw}
     print(table(rows))
-    print(f"\n{what_ran}\n{note}", flush=True)
+    print(f"\n{what_ran(data)}\n{machine_note(data)}", flush=True)
     if args.json:
         with open(args.json, "w", encoding="utf-8") as fh:
-            json.dump({"command": command, "started": started_at, "ended": now(),
-                       "minutes": round(minutes, 1), "machine": host,
-                       "load_start": load_start, "load": load, "rate": args.rate,
-                       "plan": [{"size": n, "revoke_delay_ms": d, "repeats": r}
-                                for n, d, r in plan],
-                       "done": done, "note": args.note, "failures": failures,
-                       "cells": raw}, fh, indent=2)
+            json.dump(data, fh, indent=2)
             fh.write("\n")
     if args.markdown:
         with open(args.markdown, "w", encoding="utf-8") as fh:
-            fh.write(markdown(command, started_at, now(), note, rows, what_ran))
+            fh.write(markdown(data, rows))
+
+
+def render(json_path: str, markdown_path: str) -> None:
+    """Write the markdown page again from a results JSON (no measuring)."""
+    with open(json_path, encoding="utf-8") as fh:
+        data = json.load(fh)
+    with open(markdown_path, "w", encoding="utf-8") as fh:
+        fh.write(markdown(data, rows_from(data)))
 
 
 def _plan(args: argparse.Namespace) -> list[tuple[int, int, int]]:
