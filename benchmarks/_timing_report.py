@@ -182,6 +182,10 @@ TARGETS = {"cooperative": "eager", "bridge-cooperative": "bridge-eager",
            "java-cooperative": "eager"}
 
 
+def _amount(x: float) -> str:
+    return f"{x:.2f}" if x >= 0.01 else f"{x:.3f}"
+
+
 def targets(rows: Sequence[Cell]) -> str:
     """Issue 12's targets per row: keepers' pause <= floor + 50 ms, join -> stable <= 1.2x
     the same client's eager (Java: kafka-python eager, for reference only)."""
@@ -196,7 +200,7 @@ def targets(rows: Sequence[Cell]) -> str:
         reference = c.protocol.startswith("java")
         pause = ("-" if math.isnan(excess) else f"{excess:+.2f}" + (
             "" if reference else " met" if excess <= 0.05 else
-            f" **missed by {excess - 0.05:.2f} s**"))
+            f" **missed by {_amount(excess - 0.05)} s**"))
         if eager is None or not eager.join_to_stable_s:
             ratio_text = "-"
         else:
