@@ -1,6 +1,6 @@
 # The two commands:
 #   make demo   a real consumer group on a real (embedded) Kafka broker
-#   make test   ruff + mypy --strict + the whole pytest suite (unit + integration)
+#   make test   ruff + mypy --strict + the broker-side assignor's Java tests + the whole pytest suite
 # Both prepare the machine first (scripts/bootstrap.sh: .venv, Docker engine, broker image).
 #
 # Variables: DEMO_ARGS="--keep --strategy roundrobin", PYTEST_ARGS="-k smoke -x",
@@ -13,7 +13,7 @@ PYTEST_TIMEOUT ?= 600
 PYTEST_ARGS ?=
 DEMO_ARGS ?=
 
-.PHONY: help demo test lint typecheck unit integration bootstrap venv image clean
+.PHONY: help demo test lint typecheck unit integration bootstrap venv image clean java-test jar
 
 help:
 	@sed -n 's/^#   //p' Makefile
@@ -38,11 +38,18 @@ typecheck: venv
 
 # pytest's exit code is kept (5 = "no tests collected" fails too) and, when
 # PYTEST_RC_FILE is set (.ci/run does), written there.
-test: bootstrap lint typecheck
+test: bootstrap lint typecheck java-test
 	@rc=0; $(PY) -m pytest unit_tests integration_tests --timeout=$(PYTEST_TIMEOUT) $(PYTEST_ARGS) || rc=$$?; \
 	if [[ -n "$${PYTEST_RC_FILE:-}" ]]; then echo $$rc > "$$PYTEST_RC_FILE"; fi; \
 	if [[ $$rc -eq 5 ]]; then echo "make test: pytest collected no tests (exit 5): failing" >&2; fi; \
 	exit $$rc
+
+# The broker-side assignor (broker-assignor/, Maven): JUnit tests, equivalence with the core.
+java-test:
+	@scripts/broker-assignor.sh test
+
+jar:
+	@scripts/broker-assignor.sh package
 
 unit: venv
 	$(PY) -m pytest unit_tests $(PYTEST_ARGS)

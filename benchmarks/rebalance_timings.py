@@ -1,31 +1,40 @@
-"""How long a rebalance takes in a live group, and how long members stop consuming: kafka-python
-eager (balanced-sticky), cooperative as kafka-python alone runs it (our runtime opted out),
-and cooperative with the kafka-assignors runtime (the default), side by side on one broker,
+"""How long a rebalance takes in a live group, and how long members stop consuming, for
+every client this library serves and Kafka's own Java consumer, side by side on one broker,
 for groups of 3, 10 and 30 consumers. Printed, not asserted.
 
     python -m benchmarks.rebalance_timings                      # starts a broker in Docker
     python -m benchmarks.rebalance_timings --bootstrap 127.0.0.1:9092 --sizes 3,10
-    python -m benchmarks.rebalance_timings --repeats 3 --json /tmp/timings.json
+    python -m benchmarks.rebalance_timings --protocols eager,cooperative,java-cooperative
+    python -m benchmarks.rebalance_timings --plan '3:0,200:3 10:0,200:3 30:0:3'
     python -m benchmarks.rebalance_timings --json benchmarks/results/rebalance_timings.json \
         --markdown benchmarks/results/rebalance_timings.md   # the committed results
 
-For each group size and protocol: N members (one process each) consume a topic with 2N
-partitions (at least 12) that a producer writes continuously; once every member consumes,
-one more member joins. Measured from the members' own event streams (CLOCK_MONOTONIC):
+Variants (``--protocols``, default all; see :data:`benchmarks._timing_clients.VARIANTS`):
+kafka-python ``eager`` (BalancedStickyAssignor), ``cooperative-plain``
+(CooperativeBalancedStickyAssignor with KAFKA_ASSIGNORS_KAFKA_PYTHON_RUNTIME=off: what
+kafka-python alone does), ``cooperative`` (the same with the runtime, the default); the
+confluent bridge ``bridge-eager`` / ``bridge-cooperative``; ``aiokafka-eager``; and
+``java-cooperative``: Kafka's KafkaConsumer with CooperativeStickyAssignor and
+group.protocol=classic (benchmarks/java/RebalanceMember.java, compiled at run time against
+the kafka-clients jar that docker/build-image.sh resolved; one JVM, one thread per member).
 
-* join -> stable: from the joiner having subscribed (consumer created, about to send
-  JoinGroup) until every member reports STABLE on the final generation (both rounds of a
-  cooperative rebalance included);
+For each group size and variant: N members consume a topic with 2N partitions (at least 12)
+that a producer writes continuously; once every member consumes, one more member joins.
+Measured from the members' own event streams (CLOCK_MONOTONIC; Java's System.nanoTime()):
+
+* join -> stable: from the joiner having subscribed until every member reports STABLE on
+  the final generation holding its final assignment (both rounds of a cooperative
+  rebalance included; Java members: onPartitionsAssigned of the final generation), and
+  the same seen by the broker (DescribeGroups polled every 50 ms: Stable, N+1 members,
+  every partition assigned);
 * pause of keepers: the longest gap between two records processed by a member that was
   already there and keeps all its partitions, from the join until 3 s after stable;
 * pause of kept partitions: the same, for members that lose some partitions, counting only
   records of the partitions they keep;
-* noise floor: each figure measured the same way over the 5 s before the join (the
-  producer's own gaps).
+* noise floor: each figure measured the same way over the 5 s before the join.
 
 ``--revoke-delay-ms`` makes every revocation callback take that long, as an application that
-commits or flushes on revocation would. Note that kafka-python 3.0.12 returns no records
-from ``poll()`` while a rebalance is in progress, cooperative or not.
+commits or flushes on revocation would.
 """
 
 from __future__ import annotations
@@ -36,12 +45,11 @@ import itertools
 import json
 import math
 import os
-import statistics
 import sys
 import time
 import uuid
 from collections.abc import Iterator, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from typing import Any
 
 from kafka import KafkaProducer
@@ -49,30 +57,21 @@ from kafka import KafkaProducer
 from kafka_assignors.embedded import GroupRunner, KafkaCluster, start_single_broker
 from kafka_assignors.embedded.admin import create_topic, delete_topic
 
-#: variant -> (strategy, kafka-assignors runtime on)
-VARIANTS = {
-    "eager": ("kafka_assignors:BalancedStickyAssignor", True),
-    "cooperative-plain": ("kafka_assignors:CooperativeBalancedStickyAssignor", False),
-    "cooperative": ("kafka_assignors:CooperativeBalancedStickyAssignor", True),
-}
+from ._timing_clients import VARIANTS, BrokerWatch, ClientGroup
+from ._timing_report import (
+    Cell,
+    machine,
+    machine_note,
+    markdown,
+    median_cell,
+    now,
+    rows_from,
+    table,
+    what_ran,
+)
+
 BASELINE_S = 5.0
 AFTER_S = 3.0
-
-
-@dataclass
-class Cell:
-    size: int
-    protocol: str
-    partitions: int
-    join_to_stable_s: float
-    #: longest pause of members that keep all their partitions (nan: none did)
-    keepers_pause_s: float
-    #: longest pause of the kept partitions of members that lose some (nan: none did)
-    kept_pause_s: float
-    keepers_floor_s: float
-    kept_floor_s: float
-    generations: int
-    moved_in_join: int
 
 
 class Producer:
@@ -111,6 +110,14 @@ def _records_by_member(group: GroupRunner) -> dict[str, list[tuple[float, tuple[
     return out
 
 
+def _stable_since(events: Sequence[dict[str, Any]], generation: int,
+                  assignment: frozenset[tuple[str, int]]) -> float:
+    """When a member first reported STABLE on ``generation`` holding ``assignment``."""
+    return min(float(e["mono"]) for e in events
+               if e.get("generation") == generation and e.get("state") == "STABLE"
+               and frozenset((str(t), int(p)) for t, p in e.get("assignment", [])) == assignment)
+
+
 def _worst_gap(records: dict[str, list[tuple[float, tuple[str, int]]]],
                kept: dict[str, frozenset[tuple[str, int]]], start: float, end: float) -> float:
     """Longest gap in [start, end] between records of each member's ``kept`` partitions."""
@@ -131,11 +138,10 @@ def measure(bootstrap: str, size: int, protocol: str, rate: float, timeout: floa
     topic = f"timings-{size}-{protocol}-{uuid.uuid4().hex[:6]}"
     create_topic(bootstrap, topic, partitions)
     producer = Producer(bootstrap, topic, partitions, rate)
-    strategy, runtime = VARIANTS[protocol]
     try:
-        with GroupRunner(bootstrap, f"g-{topic}", [topic], [strategy], runtime=runtime,
-                         report_records=True, session_timeout_ms=10_000,
-                         heartbeat_interval_ms=1_000, revoke_delay_ms=revoke_delay_ms) as group:
+        with ClientGroup(VARIANTS[protocol], bootstrap, f"g-{topic}", topic,
+                         session_timeout_ms=10_000, heartbeat_interval_ms=1_000,
+                         revoke_delay_ms=revoke_delay_ms) as group:
             for _ in range(size):
                 group.add_member()
             group.wait_stable(timeout=timeout, settle=2.0)
@@ -145,17 +151,18 @@ def measure(bootstrap: str, size: int, protocol: str, rate: float, timeout: floa
             time.sleep(BASELINE_S)
             before = group.assignments()
             generation = max(v.generation for v in group.members())
-            joiner = group.add_member(name="joiner")
-            state = group.wait_stable(timeout=timeout, settle=2.0)
+            watch = BrokerWatch(bootstrap, group.group_id)
+            try:
+                joiner = group.add_member(name="joiner")
+                state = group.wait_stable(timeout=timeout, settle=2.0)
+            finally:
+                watch.close()
             final = max(v.generation for v in group.members() if v.alive)
             views = [v for v in group.members() if v.alive]
             subscribed = next(float(e["mono"]) for e in group.events(joiner)
                               if e.get("event") == "subscribed")
-            stable_at = max(
-                min(float(e["mono"]) for e in v.events
-                    if e.get("generation") == final and e.get("state") == "STABLE")
-                for v in views
-            )
+            stable_at = max(_stable_since(v.events, final, state[v.name]) for v in views)
+            broker_stable = watch.stable_since(subscribed, len(views), partitions)
             time.sleep(AFTER_S)
             records = _records_by_member(group)
             old = [v.name for v in views if v.name != "joiner"]
@@ -167,7 +174,8 @@ def measure(bootstrap: str, size: int, protocol: str, rate: float, timeout: floa
             return Cell(size, protocol, partitions, stable_at - subscribed,
                         _worst_gap(records, keepers, *during), _worst_gap(records, losers, *during),
                         _worst_gap(records, keepers, *floor), _worst_gap(records, losers, *floor),
-                        final - generation, moved)
+                        final - generation, moved, revoke_delay_ms,
+                        broker_stable - subscribed)
     finally:
         producer.close()
         delete_topic(bootstrap, topic)
@@ -185,49 +193,6 @@ def broker(bootstrap: str | None) -> Iterator[str]:
         cluster.close()
 
 
-def _s(x: float) -> str:
-    return "-" if math.isnan(x) else f"{x:.2f}"
-
-
-def _table(cells: Sequence[Cell]) -> str:
-    lines = [
-        "| consumers | revoke (ms) | variant | join -> stable (s) | pause, keepers (s) "
-        "| floor (s) | pause, kept partitions of losers (s) | floor (s) | generations | moved |",
-        "|--:|--:|---|--:|--:|--:|--:|--:|--:|--:|",
-    ]
-    for c, delay in cells_with_delay(cells):
-        lines.append(
-            f"| {c.size} | {delay} | {c.protocol} | {c.join_to_stable_s:.2f} | "
-            f"{_s(c.keepers_pause_s)} | {_s(c.keepers_floor_s)} | {_s(c.kept_pause_s)} | "
-            f"{_s(c.kept_floor_s)} | {c.generations} | {c.moved_in_join} |"
-        )
-    return "\n".join(lines)
-
-
-#: revocation delay of each median cell (set by main, which measures per delay)
-_DELAYS: dict[int, int] = {}
-
-
-def cells_with_delay(cells: Sequence[Cell]) -> list[tuple[Cell, int]]:
-    return [(c, _DELAYS.get(id(c), 0)) for c in cells]
-
-
-def _median(values: Sequence[float]) -> float:
-    real = [v for v in values if not math.isnan(v)]
-    return statistics.median(real) if real else math.nan
-
-
-def _median_cell(cells: Sequence[Cell]) -> Cell:
-    mid = sorted(cells, key=lambda c: c.join_to_stable_s)[len(cells) // 2]
-    return Cell(mid.size, mid.protocol, mid.partitions,
-                _median([c.join_to_stable_s for c in cells]),
-                _median([c.keepers_pause_s for c in cells]),
-                _median([c.kept_pause_s for c in cells]),
-                _median([c.keepers_floor_s for c in cells]),
-                _median([c.kept_floor_s for c in cells]),
-                mid.generations, mid.moved_in_join)
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--bootstrap", default=os.environ.get("BOOTSTRAP_SERVERS"),
@@ -241,113 +206,107 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--revoke-delay-ms", default="0,200",
                         help="times (ms, comma-separated) each member spends in its revocation "
                         "callback, as one that commits or flushes would (default 0,200)")
+    parser.add_argument("--plan", help="per-size runs instead of --sizes/--revoke-delay-ms/"
+                        "--repeats: space-separated SIZE:DELAYS:REPEATS items, e.g. "
+                        "'3:0,200:3 10:0,200:3 30:0:3'")
+    parser.add_argument("--note", default="", help="a sentence for the markdown (what was run)")
     parser.add_argument("--json", help="also write the figures to this file")
     parser.add_argument("--markdown", help="also write the table, the command and the "
                         "machine (cores, load averages at start and end) to this file")
+    parser.add_argument("--render", metavar="JSON", help="measure nothing: write --markdown "
+                        "again from this results JSON")
     args = parser.parse_args(argv)
+    if args.render:
+        if not args.markdown:
+            parser.error("--render needs --markdown")
+        render(args.render, args.markdown)
+        return 0
     command = "python -m benchmarks.rebalance_timings " + " ".join(
-        sys.argv[1:] if argv is None else argv)
-    started_at, load_start = _now(), os.getloadavg()
-    sizes = [int(s) for s in args.sizes.split(",")]
+        repr(a) if " " in a else a for a in (sys.argv[1:] if argv is None else argv))
+    started_at, load_start, t0 = now(), os.getloadavg(), time.monotonic()
     protocols = [p for p in args.protocols.split(",") if p]
+    unknown = sorted(set(protocols) - VARIANTS.keys())
+    if unknown:
+        parser.error(f"unknown variants {unknown} (known: {', '.join(VARIANTS)})")
+    plan = _plan(args)
     rows: list[Cell] = []
     raw: list[dict[str, Any]] = []
-    delays = [int(d) for d in str(args.revoke_delay_ms).split(",") if d]
+    failures: list[dict[str, Any]] = []
+    host = machine()
     with broker(args.bootstrap) as bootstrap:
-        for size in sizes:
-            for delay in delays:
-                # repeats interleave the variants, so drifting load hits every variant alike
-                runs: dict[str, list[Cell]] = {p: [] for p in protocols}
-                for repeat in range(args.repeats):
-                    for protocol in protocols:
-                        cell = measure(bootstrap, size, protocol, args.rate, args.timeout, delay)
-                        print(f"  {size:>3} {delay:>4} ms {protocol:<18} run {repeat + 1}: "
-                              f"join->stable {cell.join_to_stable_s:.2f} s, pause keepers "
-                              f"{_s(cell.keepers_pause_s)} s, kept {_s(cell.kept_pause_s)} s",
-                              file=sys.stderr, flush=True)
-                        runs[protocol].append(cell)
-                        raw.append({**asdict(cell), "revoke_delay_ms": delay})
+        for done, (size, delay, repeats) in enumerate(plan, 1):
+            # repeats interleave the variants, so drifting load hits every variant alike
+            runs: dict[str, list[Cell]] = {p: [] for p in protocols}
+            for repeat in range(repeats):
                 for protocol in protocols:
-                    row = _median_cell(runs[protocol])
-                    _DELAYS[id(row)] = delay
+                    began = time.monotonic()
+                    try:
+                        cell = measure(bootstrap, size, protocol, args.rate, args.timeout, delay)
+                    except Exception as exc:  # one bad cell must not lose the whole run
+                        print(f"  {size:>3} {delay:>4} ms {protocol:<18} run {repeat + 1}: "
+                              f"FAILED: {type(exc).__name__}: {str(exc)[:2000]}",
+                              file=sys.stderr, flush=True)
+                        failures.append({"size": size, "revoke_delay_ms": delay,
+                                         "protocol": protocol, "repeat": repeat + 1,
+                                         "error": f"{type(exc).__name__}: {exc}"[:4000]})
+                        continue
+                    print(f"  {size:>3} {delay:>4} ms {protocol:<18} run {repeat + 1}: "
+                          f"join->stable {cell.join_to_stable_s:.2f} s (broker "
+                          f"{cell.broker_join_to_stable_s:.2f} s), pause keepers "
+                          f"{cell.keepers_pause_s:.2f} s, kept {cell.kept_pause_s:.2f} s "
+                          f"[{time.monotonic() - began:.0f} s]", file=sys.stderr, flush=True)
+                    runs[protocol].append(cell)
+                    raw.append(asdict(cell))
+            for protocol in protocols:
+                if runs[protocol]:
+                    row = median_cell(runs[protocol])
+                    row.runs = f"{len(runs[protocol])}/{repeats}"
                     rows.append(row)
-    load = os.getloadavg()
-    machine = _machine()
-    note = (f"{machine}; load average (1/5/15 min) {_fmt_load(load_start)} at the start, "
-            f"{_fmt_load(load)} at the end; {args.rate:.0f} msg/s; {args.repeats} run(s) per "
-            "cell (median), the variants interleaved.")
-    print(_table(rows))
-    print(f"\n{note}")
-    if args.json:
-        with open(args.json, "w", encoding="utf-8") as fh:
-            json.dump({"command": command, "started": started_at, "ended": _now(),
-                       "machine": machine, "load_start": load_start, "load": load,
-                       "rate": args.rate, "revoke_delay_ms": delays,
-                       "repeats": args.repeats, "cells": raw}, fh, indent=2)
-            fh.write("\n")
-    if args.markdown:
-        with open(args.markdown, "w", encoding="utf-8") as fh:
-            fh.write(_markdown(command, started_at, _now(), note, rows))
+            _write(args, command, started_at, t0, load_start, plan, done, rows, raw, failures,
+                   host)
     return 0
 
 
-def _now() -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%S%z")
+def _write(args: argparse.Namespace, command: str, started_at: str, t0: float,
+           load_start: tuple[float, float, float], plan: Sequence[tuple[int, int, int]],
+           done: int, rows: Sequence[Cell], raw: list[dict[str, Any]],
+           failures: list[dict[str, Any]], host: str) -> None:
+    """Print and write the results of the first ``done`` plan items (after every item, so an
+    interrupted run still leaves its finished part)."""
+    data = {"command": command, "started": started_at, "ended": now(),
+            "minutes": round((time.monotonic() - t0) / 60, 1), "machine": host,
+            "load_start": list(load_start), "load": list(os.getloadavg()), "rate": args.rate,
+            "plan": [{"size": n, "revoke_delay_ms": d, "repeats": r} for n, d, r in plan],
+            "done": done, "note": args.note, "failures": failures, "cells": raw}
+    print(table(rows))
+    print(f"\n{what_ran(data)}\n{machine_note(data)}", flush=True)
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as fh:
+            json.dump(data, fh, indent=2)
+            fh.write("\n")
+    if args.markdown:
+        with open(args.markdown, "w", encoding="utf-8") as fh:
+            fh.write(markdown(data, rows))
 
 
-def _fmt_load(load: Sequence[float]) -> str:
-    return "/".join(f"{x:.2f}" for x in load)
+def render(json_path: str, markdown_path: str) -> None:
+    """Write the markdown page again from a results JSON (no measuring)."""
+    with open(json_path, encoding="utf-8") as fh:
+        data = json.load(fh)
+    with open(markdown_path, "w", encoding="utf-8") as fh:
+        fh.write(markdown(data, rows_from(data)))
 
 
-def _machine() -> str:
-    cpu = "unknown CPU"
-    with contextlib.suppress(OSError), open("/proc/cpuinfo", encoding="utf-8") as fh:
-        cpu = next((line.split(":", 1)[1].strip() for line in fh
-                    if line.startswith("model name")), cpu)
-    import platform
-
-    import kafka
-
-    return (f"{cpu}, {os.cpu_count()} cores, Linux {platform.release()}, "
-            f"CPython {platform.python_version()}, kafka-python {kafka.__version__}")
-
-
-def _markdown(command: str, started: str, ended: str, note: str, rows: Sequence[Cell]) -> str:
-    return f"""# Rebalance timings: eager, cooperative plain, cooperative with the runtime
-
-`{command}` ({started} to {ended}).
-
-{note} One broker (Apache Kafka 4.4.0, KRaft, in Docker) on the same machine; every member
-is a kafka-python process with `session_timeout_ms=10000`, `heartbeat_interval_ms=1000`.
-The load averages include the benchmark's own member processes and broker
-(31 consumer processes on 2 cores in the largest cell).
-
-Each row: N members consume a topic of max(12, 2N) partitions that the producer writes
-continuously; once every member consumes, one more member joins.
-
-Variants: **eager** = `BalancedStickyAssignor`; **cooperative-plain** =
-`CooperativeBalancedStickyAssignor` with `KAFKA_ASSIGNORS_KAFKA_PYTHON_RUNTIME=off` (what
-kafka-python 3.0.12 alone does, and what users of this library got before the runtime);
-**cooperative** = the same assignor as users get it now (the runtime installed by default).
-
-* **join -> stable**: from the joiner's consumer subscribing until every member reports
-  STABLE on the final generation (the joiner's own start-up, coordinator lookup and
-  JoinGroup included; both rounds of a cooperative rebalance included).
-* **pause, keepers**: the longest gap between two records processed by a member that was
-  already there and keeps all its partitions, from the join until 3 s after stable.
-* **pause, kept partitions of losers**: the same over the partitions they keep, for
-  members that lose some.
-* **floor**: each pause measured the same way over the 5 s before the join (the producer's
-  own gaps: the noise floor). `-`: no member of that kind in the cell.
-* **generations**: rebalances the join caused; **moved**: partitions that changed owner.
-
-{_table(rows)}
-
-kafka-python 3.0.12 alone returns no records from `poll()` while any rebalance of its member
-is in progress, cooperative ones included. With the runtime, cooperative members keep
-fetching and returning the partitions they keep; a cooperative join still takes two rounds,
-and members learn of each round at their next heartbeat (up to `heartbeat_interval_ms`).
-"""
+def _plan(args: argparse.Namespace) -> list[tuple[int, int, int]]:
+    """(size, revoke delay, repeats) in the order they run."""
+    if args.plan:
+        out: list[tuple[int, int, int]] = []
+        for item in args.plan.split():
+            size, delays, repeats = item.split(":")
+            out.extend((int(size), int(d), int(repeats)) for d in delays.split(",") if d)
+        return out
+    delays = [int(d) for d in str(args.revoke_delay_ms).split(",") if d]
+    return [(int(n), d, args.repeats) for n in args.sizes.split(",") for d in delays]
 
 
 if __name__ == "__main__":

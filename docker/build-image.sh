@@ -12,7 +12,10 @@
 #      then `docker import`ed.
 #   4. Kafka jars from Maven Central with `mvn dependency:copy-dependencies`
 #      (docker/kafka-jars/{broker,tools}/pom.xml), kept per pom hash.
-#   5. `docker build` of docker/Dockerfile FROM the local base (legacy builder, COPY
+#   5. Our broker-side assignor (broker-assignor/, `mvn package`; its tests run in `make
+#      test`), kept per source hash, added to the broker's libs/ and listed first in
+#      group.consumer.assignors by entrypoint.sh.
+#   6. `docker build` of docker/Dockerfile FROM the local base (legacy builder, COPY
 #      steps only: no pull, no network).
 #
 # Environment:
@@ -41,11 +44,22 @@ started=$SECONDS
 "$REPO/scripts/ensure-docker.sh"
 mkdir -p "$CACHE_DIR"
 
+# The broker-side assignor's sources (the jar is rebuilt when they change).
+assignor_hash() {
+    (
+        cd "$REPO"
+        find broker-assignor/pom.xml broker-assignor/src/main -type f -print0 \
+            | LC_ALL=C sort -z | xargs -0 sha256sum
+    ) | sha256sum | cut -c1-16
+}
+ASSIGNOR_HASH=$(assignor_hash)
+
 # Everything the image is made of; a change to any of it rebuilds the image.
 recipe_hash() {
     (
         cd "$HERE"
         echo "$BASE_RECIPE"
+        echo "broker-assignor $ASSIGNOR_HASH"
         find Dockerfile entrypoint.sh build-image.sh config bin kafka-jars -type f -print0 \
             | LC_ALL=C sort -z | xargs -0 sha256sum
     ) | sha256sum | cut -c1-16
@@ -174,10 +188,33 @@ if [[ ! -f "$JARS/.complete" ]]; then
     say "jars cached: $JARS ($(du -sh "$JARS" | cut -f1), $((SECONDS - t0)) s)"
 fi
 
-# ---- 5. the image ----------------------------------------------------------------------------
+# ---- 5. our broker-side assignor --------------------------------------------------------------
+ASSIGNOR_JAR="$CACHE_DIR/kafka-assignors-broker-$ASSIGNOR_HASH.jar"
+if [[ ! -s "$ASSIGNOR_JAR" ]]; then
+    command -v javac >/dev/null 2>&1 || apt_install openjdk-17-jdk-headless
+    command -v mvn >/dev/null 2>&1 || apt_install maven
+    t0=$SECONDS
+    say "building the broker-side assignor (broker-assignor/, mvn package) ..."
+    build=$(mktemp -d "$CACHE_DIR/assignor.XXXXXX")
+    TMP_DIRS+=("$build")
+    # a copy, so a concurrent `mvn test` in the checkout does not share target/
+    cp -a "$REPO/broker-assignor/pom.xml" "$REPO/broker-assignor/src" "$build/"
+    timeout 900 mvn -B -q -f "$build/pom.xml" package -Dmaven.test.skip=true \
+        >"$CACHE_DIR/mvn-assignor.log" 2>&1 || {
+        grep -E 'ERROR|BUILD' "$CACHE_DIR/mvn-assignor.log" | head -n 20 >&2
+        die "mvn package failed for broker-assignor/pom.xml (see $CACHE_DIR/mvn-assignor.log)"
+    }
+    cp "$build"/target/kafka-assignors-broker-*.jar "$ASSIGNOR_JAR.tmp"
+    mv "$ASSIGNOR_JAR.tmp" "$ASSIGNOR_JAR"
+    find "$CACHE_DIR" -maxdepth 1 -name 'kafka-assignors-broker-*.jar' ! -name "${ASSIGNOR_JAR##*/}" -delete
+    say "assignor jar cached: $ASSIGNOR_JAR ($((SECONDS - t0)) s)"
+fi
+
+# ---- 6. the image ----------------------------------------------------------------------------
 CTX=$(mktemp -d "$CACHE_DIR/context.XXXXXX")
 TMP_DIRS+=("$CTX")
 cp -al "$JARS/libs" "$CTX/libs" 2>/dev/null || cp -a "$JARS/libs" "$CTX/libs"
+cp "$ASSIGNOR_JAR" "$CTX/libs/kafka-assignors-broker.jar"
 cp -al "$JARS/tools-libs" "$CTX/tools-libs" 2>/dev/null || cp -a "$JARS/tools-libs" "$CTX/tools-libs"
 cp -a "$HERE/config" "$CTX/config"
 cp -a "$HERE/bin" "$CTX/bin"

@@ -16,6 +16,8 @@
 # rebalance delay), so `docker run -p 127.0.0.1:9092:9092 IMAGE` just works.
 #
 # Extras of this image (not in the official one):
+#   group.consumer.assignors defaults to our balanced-sticky, then uniform and range
+#                              (KAFKA_GROUP_CONSUMER_ASSIGNORS=uniform,range: Kafka's default)
 #   STORAGE_FORMAT_EXTRA_ARGS  more arguments for `kafka-storage format`
 #                              (e.g. --add-scram 'SCRAM-SHA-256=[name=u,password=p]')
 #   KAFKA_HEAP_OPTS defaults to a small heap (-Xmx512m): we run up to 3 brokers on 2 cores.
@@ -83,6 +85,9 @@ default KAFKA_TRANSACTION_STATE_LOG_MIN_ISR 1
 default KAFKA_SHARE_COORDINATOR_STATE_TOPIC_REPLICATION_FACTOR 1
 default KAFKA_SHARE_COORDINATOR_STATE_TOPIC_MIN_ISR 1
 default KAFKA_GROUP_INITIAL_REBALANCE_DELAY_MS 0
+# KIP-848 consumer groups: our balanced-sticky (libs/kafka-assignors-broker.jar) is the
+# default; clients may pick uniform or range with group.remote.assignor.
+default KAFKA_GROUP_CONSUMER_ASSIGNORS "io.github.kafkaassignors.broker.BalancedStickyAssignor,uniform,range"
 
 # ---- KAFKA_* -> server.properties ------------------------------------------------------
 NOT_PROPERTIES=" KAFKA_VERSION KAFKA_HEAP_OPTS KAFKA_LOG4J_OPTS KAFKA_OPTS KAFKA_JMX_OPTS \

@@ -385,8 +385,16 @@ def reap_orphans() -> int:
 
 # ---- starting ----------------------------------------------------------------------------------
 def new_cluster_id() -> str:
-    """A random KRaft cluster id (22-character URL-safe base64 of a UUID)."""
-    return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+    """A random KRaft cluster id (22-character URL-safe base64 of a UUID).
+
+    One that starts with '-' is drawn again: ``kafka-storage format --cluster-id -...``
+    reads it as an option and the broker never starts (1 start in 64; Kafka's own
+    ``Uuid.randomUuid`` redraws such ids too).
+    """
+    while True:
+        cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+        if not cluster_id.startswith("-"):
+            return cluster_id
 
 
 def _start_containers(

@@ -1,0 +1,212 @@
+package io.github.kafkaassignors.broker;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Random;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The builders against references: the homogeneous shortcut (place only the extras) against
+ * the full flow, and the flow against every possible assignment of small groups.
+ */
+class BuildersTest {
+    private static long[] objectives(Problem problem, int[][][] out) {
+        long loads = 0;
+        long shares = 0;
+        long kept = 0;
+        for (int m = 0; m < problem.members(); m++) {
+            long load = 0;
+            for (int t = 0; t < problem.topics(); t++) {
+                int[] ps = out[m][t];
+                int n = ps == null ? 0 : ps.length;
+                load += n;
+                shares += (long) n * n;
+                int[] owned = problem.owned[m][t];
+                if (owned != null && ps != null) {
+                    kept += Arrays.stream(owned).filter(p -> Arrays.binarySearch(ps, p) >= 0).count();
+                }
+            }
+            loads += load * load;
+        }
+        return new long[] {loads, shares, -kept};
+    }
+
+    @Test
+    void testHomogeneousBuilderMatchesTheFullFlow() {
+        Random random = new Random(4);
+        for (int round = 0; round < 300; round++) {
+            int topics = 1 + random.nextInt(4);
+            int members = 1 + random.nextInt(9);
+            int[] counts = new int[topics];
+            int[] all = new int[topics];
+            for (int t = 0; t < topics; t++) {
+                counts[t] = 1 + random.nextInt(25);
+                all[t] = t;
+            }
+            int[][] subs = new int[members][];
+            List<List<int[]>> claims = new ArrayList<>();
+            for (int m = 0; m < members; m++) {
+                subs[m] = all;
+                List<int[]> mine = new ArrayList<>();
+                for (int t = 0; t < topics; t++) {
+                    // random, possibly overlapping claims: resolve() sorts them out
+                    int n = random.nextInt(counts[t] + 1);
+                    int[] ps = new int[n];
+                    for (int i = 0; i < n; i++) {
+                        ps[i] = random.nextInt(counts[t]);
+                    }
+                    // every 4th group is new (nobody owns anything: no flow at all)
+                    mine.add(round % 4 == 0 || random.nextInt(3) == 0 ? null : ps);
+                }
+                claims.add(mine);
+            }
+            Problem problem = Problem.resolve(counts, subs, claims);
+            long[] fast = objectives(problem, new HomogeneousAssignmentBuilder(problem).build());
+            long[] full = objectives(problem, new HeterogeneousAssignmentBuilder(problem).build());
+            assertEquals(Arrays.toString(full), Arrays.toString(fast), "round " + round);
+        }
+    }
+
+    /** Every assignment of a tiny group, the least (load squares, topic squares, -kept). */
+    private static long[] bruteForce(Problem problem) {
+        List<int[]> cells = new ArrayList<>(); // (topic, partition)
+        for (int t = 0; t < problem.topics(); t++) {
+            for (int p = 0; p < problem.counts[t]; p++) {
+                cells.add(new int[] {t, p});
+            }
+        }
+        int members = problem.members();
+        int[] owner = new int[cells.size()];
+        long[] best = null;
+        while (true) {
+            boolean valid = true;
+            for (int i = 0; i < owner.length && valid; i++) {
+                final int t = cells.get(i)[0];
+                valid = Arrays.stream(problem.subs[owner[i]]).anyMatch(s -> s == t);
+            }
+            if (valid) {
+                int[][][] out = new int[members][problem.topics()][];
+                for (int i = 0; i < owner.length; i++) {
+                    int[] c = cells.get(i);
+                    int[] old = out[owner[i]][c[0]];
+                    int[] grown = old == null ? new int[1] : Arrays.copyOf(old, old.length + 1);
+                    grown[grown.length - 1] = c[1];
+                    out[owner[i]][c[0]] = grown;
+                }
+                long[] value = objectives(problem, out);
+                if (best == null || Arrays.compare(value, best) < 0) {
+                    best = value;
+                }
+            }
+            int i = 0;
+            while (i < owner.length && ++owner[i] == members) {
+                owner[i++] = 0;
+            }
+            if (i == owner.length) {
+                return best;
+            }
+        }
+    }
+
+    @Test
+    void testFlowMatchesEveryAssignmentOfSmallGroups() {
+        Random random = new Random(13);
+        for (int round = 0; round < 200; round++) {
+            int topics = 1 + random.nextInt(3);
+            int members = 1 + random.nextInt(3);
+            int[] counts = new int[topics];
+            int total = 0;
+            for (int t = 0; t < topics; t++) {
+                counts[t] = 1 + random.nextInt(Math.max(1, 7 - total - (topics - t - 1)));
+                total += counts[t];
+            }
+            int[][] subs = new int[members][];
+            List<List<int[]>> claims = new ArrayList<>();
+            for (int m = 0; m < members; m++) {
+                final int mm = m;
+                subs[m] = java.util.stream.IntStream.range(0, topics)
+                        .filter(t -> t == mm % topics || random.nextBoolean()).toArray();
+                List<int[]> mine = new ArrayList<>();
+                for (int t = 0; t < topics; t++) {
+                    int n = random.nextInt(counts[t] + 1);
+                    int[] ps = new int[n];
+                    for (int i = 0; i < n; i++) {
+                        ps[i] = random.nextInt(counts[t]);
+                    }
+                    mine.add(ps);
+                }
+                claims.add(mine);
+            }
+            boolean covered = true;
+            for (int t = 0; t < topics; t++) {
+                final int tt = t;
+                covered &= Arrays.stream(subs).anyMatch(s -> Arrays.stream(s).anyMatch(x -> x == tt));
+            }
+            if (!covered) {
+                continue; // a topic nobody takes: the brute force would find no assignment
+            }
+            Problem problem = Problem.resolve(counts, subs, claims);
+            long[] flow = objectives(problem, new HeterogeneousAssignmentBuilder(problem).build());
+            assertEquals(Arrays.toString(bruteForce(problem)), Arrays.toString(flow), "round " + round);
+        }
+    }
+
+    /** Stable homogeneous groups, then a member leaves or partitions are added: the shortcut
+     *  without a flow ({@link HomogeneousAssignmentBuilder#keepThenFill}) mostly applies, and
+     *  the builder still reaches the full flow's objectives. */
+    @Test
+    void testKeepThenFillOnUsualRebalances() {
+        Random random = new Random(16);
+        int shortcut = 0;
+        for (int round = 0; round < 300; round++) {
+            int topics = 1 + random.nextInt(5);
+            int members = 2 + random.nextInt(12);
+            int[] counts = new int[topics];
+            int[] all = new int[topics];
+            for (int t = 0; t < topics; t++) {
+                counts[t] = 1 + random.nextInt(30);
+                all[t] = t;
+            }
+            int[][] subs = new int[members][];
+            List<List<int[]>> none = new ArrayList<>();
+            for (int m = 0; m < members; m++) {
+                subs[m] = all;
+                none.add(new ArrayList<>(java.util.Collections.nCopies(topics, (int[]) null)));
+            }
+            int[][][] stable = new HomogeneousAssignmentBuilder(Problem.resolve(counts, subs, none)).build();
+            // a member leaves (the last), or a topic grows
+            boolean leave = random.nextBoolean();
+            int left = leave ? members - 1 : members;
+            int[] after = counts.clone();
+            if (!leave) {
+                after[random.nextInt(topics)] += 1 + random.nextInt(10);
+            }
+            int[][] subsAfter = java.util.Arrays.copyOf(subs, left);
+            List<List<int[]>> claims = new ArrayList<>();
+            for (int m = 0; m < left; m++) {
+                claims.add(new ArrayList<>(java.util.Arrays.asList(stable[m])));
+            }
+            Problem problem = Problem.resolve(after, subsAfter, claims);
+            int[] extra = new int[topics];
+            int[][] owned = new int[left][topics];
+            for (int t = 0; t < topics; t++) {
+                int base = after[t] / left;
+                extra[t] = after[t] % left;
+                for (int m = 0; m < left; m++) {
+                    owned[m][t] = Math.max(0, problem.ownedCount(m, t) - base);
+                }
+            }
+            if (HomogeneousAssignmentBuilder.keepThenFill(extra, subsAfter, owned) != null) {
+                shortcut++;
+            }
+            long[] fast = objectives(problem, new HomogeneousAssignmentBuilder(problem).build());
+            long[] full = objectives(problem, new HeterogeneousAssignmentBuilder(problem).build());
+            assertEquals(Arrays.toString(full), Arrays.toString(fast), "round " + round);
+        }
+        assertTrue(shortcut > 200, "the shortcut applied " + shortcut + " times of 300");
+    }
+}
