@@ -61,26 +61,45 @@ class _Group:
             consumer.close()
         self.members.clear()
 
-    def stable(self, total: int, timeout: float = 60.0, quiet: float = 3.0) -> Assigned:
-        """Poll until every partition is assigned once and nothing changed for ``quiet`` s."""
+    def stable(self, total: int, timeout: float = 60.0) -> Assigned:
+        """Poll until the broker calls the group Stable (target assignment computed for the
+        current group epoch and every member reconciled to it), every member's own view
+        matches the broker's, and every partition is held once.
+
+        A quiet period is not enough: the broker computes a new target only on a heartbeat
+        after its assignment interval, and heartbeats are 5 s apart by default, so a group
+        can look settled for seconds on an old target (KIP-1263).
+        """
+        from confluent_kafka import ConsumerGroupState
+        from confluent_kafka.admin import AdminClient
+
+        admin = AdminClient({"bootstrap.servers": self.conf["bootstrap.servers"]})
         deadline = time.monotonic() + timeout
-        last: Assigned | None = None
-        since = time.monotonic()
+        now: Assigned = {}
+        state = None
         while time.monotonic() < deadline:
             for consumer in self.members.values():
                 consumer.poll(0.1)
-            now: Assigned = {}
-            for name, consumer in self.members.items():
-                by_topic: dict[str, list[int]] = {}
-                for tp in consumer.assignment():
-                    by_topic.setdefault(tp.topic, []).append(tp.partition)
-                now[name] = {t: sorted(ps) for t, ps in by_topic.items()}
-            if now != last:
-                last, since = now, time.monotonic()
+            now = {name: _by_topic(consumer.assignment())
+                   for name, consumer in self.members.items()}
+            described = admin.describe_consumer_groups([self.conf["group.id"]])
+            group = described[self.conf["group.id"]].result()
+            state = group.state
+            broker_view = {m.client_id: _by_topic(m.assignment.topic_partitions)
+                           for m in group.members}
             held = [(t, p) for a in now.values() for t, ps in a.items() for p in ps]
-            if len(held) == total == len(set(held)) and time.monotonic() - since >= quiet:
+            if (state == ConsumerGroupState.STABLE and broker_view == now
+                    and len(held) == total == len(set(held))):
                 return now
-        pytest.fail(f"no stable complete assignment in {timeout} s: {last}; errors {self.errors}")
+        pytest.fail(f"no stable complete assignment in {timeout} s: state {state}, {now}; "
+                    f"errors {self.errors}")
+
+
+def _by_topic(tps: Any) -> dict[str, list[int]]:
+    by_topic: dict[str, list[int]] = {}
+    for tp in tps:
+        by_topic.setdefault(tp.topic, []).append(tp.partition)
+    return {t: sorted(ps) for t, ps in by_topic.items()}
 
 
 def _core(subs: Mapping[str, list[str]], counts: Mapping[str, int],
