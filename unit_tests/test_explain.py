@@ -154,7 +154,8 @@ def test_group_report_from_a_decoded_description() -> None:
 def _ours(mid: str, parts: list[tuple[str, list[int]]], leader: str, generation: int) -> dict[
     str, object
 ]:
-    """A member whose assignment user data is what our assignors write (leader, generation)."""
+    """A member whose assignment user data is what our assignors wrote before 0.2 (leader,
+    generation); explain still reads it from members of older versions."""
     member = _member(mid, ["t"], parts)
     member["member_assignment"] = ConsumerProtocolAssignment(
         0,
@@ -210,6 +211,17 @@ def test_without_our_user_data_the_leader_is_not_reported() -> None:
     report = group_report("g", description, {}, {})
     assert (report.leader, report.leader_source) == (None, None)
     assert (report.generation, report.generation_source) == (7, "subscriptions")
+    # a subscription's generation is the one the member held when it joined: the group's
+    # is a later one, and the text says so
+    import io
+
+    from kafka_assignors.explain import render_text
+
+    out = io.StringIO()
+    render_text(report, out)
+    assert "generation after 7 (members joined holding generation 7's assignment)" in (
+        out.getvalue()
+    )
 
 
 class _FakeAdmin:

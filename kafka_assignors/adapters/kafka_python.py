@@ -163,13 +163,10 @@ class KafkaPythonAssignor(AbstractPartitionAssignor):  # type: ignore[misc]
 
     def assign(self, cluster: Any, members: Sequence[Any]) -> dict[str, ConsumerProtocolAssignment]:
         state = self._state()
-        leader_id, generation = _leader_and_generation()
         with gc_paused():
             sent = self._assign(state, cluster, members)
-        report = state.leader.last_report
-        self._last_report = report
-        pending = report.pending_second_round if report else 0
-        return _to_wire(sent, self.name, pending, leader_id, generation)
+        self._last_report = state.leader.last_report
+        return _to_wire(sent)
 
     def _assign(self, state: _ConsumerState, cluster: Any, members: Sequence[Any]) -> Assignment:
         wire = [_wire_member(m) for m in members]
@@ -277,51 +274,18 @@ def _topic_specs(
     return specs
 
 
-def _to_wire(
-    sent: Assignment,
-    name: str,
-    pending: int,
-    leader_id: str | None = None,
-    generation: int | None = None,
-) -> dict[str, ConsumerProtocolAssignment]:
-    fields: dict[str, object] = {"assignor": name, "pending": pending}
-    # who assigned, and for which generation: ``kafka-assignors explain`` shows them
-    if leader_id is not None:
-        fields["leader"] = leader_id
-    if generation is not None:
-        fields["generation"] = generation
-    user_data = encode_user_data(fields)
+def _to_wire(sent: Assignment) -> dict[str, ConsumerProtocolAssignment]:
+    """kafka-python's wire assignments, with no user data.
+
+    The broker converts a live classic group to a KIP-848 consumer group (a member joining
+    with ``group.protocol=consumer``) only if no member's assignment carries user data:
+    "userData from a custom assignor would be lost" (Kafka's ``ConsumerGroup``), answered
+    as GROUP_ID_NOT_FOUND.  Nothing of ours reads it back, so none is sent.
+    """
     return {
-        member: ConsumerProtocolAssignment(0, sorted(by_topic.items()), user_data)
+        member: ConsumerProtocolAssignment(0, sorted(by_topic.items()), b"")
         for member, by_topic in sent.items()
     }
-
-
-def _leader_and_generation() -> tuple[str | None, int | None]:
-    """The leader's member id and the generation it assigns for, read from the caller.
-
-    kafka-python's ``_perform_assignment(self, leader_id, ...)`` has the id and
-    ``self._generation``; aiokafka's ``_perform_assignment(self, response)`` has both
-    in the JoinGroup response.  Either is None when not found.
-    """
-
-    def read(f: dict[str, Any]) -> tuple[object, object] | None:
-        if "leader_id" in f and "protocol_name" in f:  # kafka-python
-            gen = getattr(f.get("self"), "_generation", None)
-            return f["leader_id"], getattr(gen, "generation_id", None)
-        response = f.get("response")
-        if "assignment_strategy" in f and response is not None:  # aiokafka
-            return getattr(response, "leader_id", None), getattr(response, "generation_id", None)
-        return None
-
-    found = caller_value(read)
-    if found is None:
-        return None, None
-    leader_id, generation = found
-    return (
-        leader_id if isinstance(leader_id, str) and leader_id else None,
-        generation if isinstance(generation, int) and generation >= 0 else None,
-    )
 
 
 def _consumer_protocol_mode() -> str | None:

@@ -56,11 +56,12 @@ def render_text(report: GroupReport, out: TextIO) -> None:
     w(f"state      {report.state}\n")
     w(f"protocol   {report.protocol_type or '-'} / strategy {report.strategy or '-'}\n")
     gen = report.generation if report.generation is not None else "unknown"
-    source = {
-        "assignment": " (as the leader wrote it in the assignment)",
-        "subscriptions": " (as members' subscriptions report it)",
-    }.get(report.generation_source or "", "")
-    w(f"generation {gen}{source}\n")
+    if report.generation_source == "subscriptions":
+        # a subscription carries the generation of what the member held when it joined
+        w(f"generation after {gen} (members joined holding generation {gen}'s assignment)\n")
+    else:
+        source = " (as the leader wrote it in the assignment)" if report.generation else ""
+        w(f"generation {gen}{source}\n")
     if report.leader is not None:
         client = next(
             (m.client_id for m in report.members if m.member_id == report.leader), None
