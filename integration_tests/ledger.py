@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import itertools
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any, Protocol
 
 from kafka_assignors.embedded import GroupRunner
 
@@ -25,12 +26,24 @@ class Holding:
     end: float
 
 
-def holdings(runner: GroupRunner, ended: Mapping[str, float] | None = None) -> list[Holding]:
+class Reporting(Protocol):
+    """A member that reported events: a MemberView, or a ChildMember of another client."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def events(self) -> Sequence[dict[str, Any]]: ...
+
+
+def holdings(members: GroupRunner | Iterable[Reporting],
+             ended: Mapping[str, float] | None = None) -> list[Holding]:
     """Every interval a member held a partition; ``ended`` gives kill times by member name."""
     ended = dict(ended or {})
     out: list[Holding] = []
     now = time.monotonic()
-    for view in runner.members():
+    views = members.members() if isinstance(members, GroupRunner) else members
+    for view in views:
         current: dict[TP, float] = {}
         end_of_life = ended.get(view.name)
         for event in view.events:
