@@ -3,10 +3,12 @@ confluent-kafka members with unequal subscriptions, against the Python core, wit
 ``uniform`` on the same shape beside it.
 
 The broker image installs ``broker-assignor/``'s jar and lists it first in
-``group.consumer.assignors``; the members pick it with ``group.remote.assignor``. Every
-stable assignment must be complete, disjoint and as good as the core's (same sum of squared
-loads, same sum of squared per-topic shares), and a leave must move exactly as many
-partitions as the core would move from the same assignment.
+``group.consumer.assignors``; the members (``kip848_member.py`` processes) pick it with
+``group.remote.assignor``. The group forms, a member joins, one leaves cleanly and one
+crashes (SIGKILL; the group's ``consumer.session.timeout.ms`` is 6 s). Every stable
+assignment must be complete, disjoint and as good as the core's (same sum of squared loads,
+same sum of squared per-topic shares, same spread), and each change must move exactly as
+many partitions as the core moves from the same assignment.
 """
 
 from __future__ import annotations
@@ -14,17 +16,21 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Mapping
-from typing import Any
+from pathlib import Path
 
 import pytest
 
 from kafka_assignors.core import GroupSpec, MemberSpec, balanced_sticky
 from kafka_assignors.core.metrics import count_spread, moved_partitions, topic_spread
 
+from .broker_view import describe
+from .child_members import ChildMembers
 from .conftest import BrokerHandle
 
 log = logging.getLogger(__name__)
 
+MEMBER = Path(__file__).with_name("kip848_member.py")
+SESSION_MS = 6_000
 Assigned = dict[str, dict[str, list[int]]]
 
 
@@ -34,72 +40,75 @@ def _squares(a: Mapping[str, Mapping[str, list[int]]]) -> tuple[int, int]:
     return loads, shares
 
 
-class _Group:
-    """confluent-kafka members of one consumer-protocol group, polled from this thread."""
+def _by_topic(tps: frozenset[tuple[str, int]]) -> dict[str, list[int]]:
+    by_topic: dict[str, list[int]] = {}
+    for t, p in tps:
+        by_topic.setdefault(t, []).append(p)
+    return {t: sorted(ps) for t, ps in by_topic.items()}
+
+
+class _Group(ChildMembers):
+    """KIP-848 member processes of one group."""
 
     def __init__(self, bootstrap: str, group: str, assignor: str) -> None:
-        self.conf = {"bootstrap.servers": bootstrap, "group.id": group,
-                     "group.protocol": "consumer", "group.remote.assignor": assignor}
-        self.members: dict[str, Any] = {}
-        self.errors: list[str] = []
+        super().__init__(MEMBER, {"bootstrap": bootstrap, "group": group,
+                                  "assignor": assignor})
+        self.group_id = group
+        _short_sessions(bootstrap, group)
 
-    def join(self, name: str, topics: list[str]) -> None:
-        from confluent_kafka import Consumer
+    def own(self, name: str) -> frozenset[tuple[str, int]]:
+        held: set[tuple[str, int]] = set()
+        for event in self.events(name):
+            if event["event"] == "assigned":
+                held |= {(t, p) for t, p in event["partitions"]}
+            elif event["event"] in ("revoked", "lost"):
+                held -= {(t, p) for t, p in event["partitions"]}
+        return frozenset(held)
 
-        def error(err: Any) -> None:
-            self.errors.append(f"{name}: {err}")
-
-        consumer = Consumer({**self.conf, "client.id": name, "error_cb": error})
-        consumer.subscribe(topics)
-        self.members[name] = consumer
-
-    def leave(self, name: str) -> None:
-        self.members.pop(name).close()
-
-    def close(self) -> None:
-        for consumer in self.members.values():
-            consumer.close()
-        self.members.clear()
-
-    def stable(self, total: int, timeout: float = 60.0) -> Assigned:
-        """Poll until the broker calls the group Stable (target assignment computed for the
-        current group epoch and every member reconciled to it), every member's own view
-        matches the broker's, and every partition is held once.
-
-        A quiet period is not enough: the broker computes a new target only on a heartbeat
-        after its assignment interval, and heartbeats are 5 s apart by default, so a group
-        can look settled for seconds on an old target (KIP-1263).
-        """
-        from confluent_kafka import ConsumerGroupState
+    def stable(self, total: int, timeout: float = 90.0) -> Assigned:
+        """Until the broker calls the group Stable, each live member's own view matches the
+        broker's, and every partition is held once (see broker_view for why not a quiet
+        period)."""
         from confluent_kafka.admin import AdminClient
 
-        admin = AdminClient({"bootstrap.servers": self.conf["bootstrap.servers"]})
+        admin = AdminClient({"bootstrap.servers": self.base["bootstrap"]})
         deadline = time.monotonic() + timeout
-        now: Assigned = {}
-        state = None
+        problem = "not described yet"
         while time.monotonic() < deadline:
-            for consumer in self.members.values():
-                consumer.poll(0.1)
-            now = {name: _by_topic(consumer.assignment())
-                   for name, consumer in self.members.items()}
-            described = admin.describe_consumer_groups([self.conf["group.id"]])
-            group = described[self.conf["group.id"]].result()
-            state = group.state
-            broker_view = {m.client_id: _by_topic(m.assignment.topic_partitions)
-                           for m in group.members}
-            held = [(t, p) for a in now.values() for t, ps in a.items() for p in ps]
-            if (state == ConsumerGroupState.STABLE and broker_view == now
-                    and len(held) == total == len(set(held))):
-                return now
-        pytest.fail(f"no stable complete assignment in {timeout} s: state {state}, {now}; "
-                    f"errors {self.errors}")
+            for name, m in self.members.items():
+                if not m.gone and m.proc.poll() is not None:
+                    pytest.fail(f"{name} exited on its own\n{self.log_tail(name)}")
+            view = describe(admin, self.group_id)
+            own = {name: self.own(name) for name in self.live()}
+            held = [tp for tps in own.values() for tp in tps]
+            if isinstance(view, str):
+                problem = view
+            elif not view.stable or view.members != own:
+                problem = f"state {view.state}, broker {view.members}, members {own}"
+            elif len(held) != total or len(set(held)) != total:
+                problem = f"not every partition held once: {own}"
+            else:
+                return {name: _by_topic(tps) for name, tps in own.items()}
+            time.sleep(0.2)
+        pytest.fail(f"no stable complete assignment in {timeout} s: {problem}")
 
 
-def _by_topic(tps: Any) -> dict[str, list[int]]:
-    by_topic: dict[str, list[int]] = {}
-    for tp in tps:
-        by_topic.setdefault(tp.topic, []).append(tp.partition)
-    return {t: sorted(ps) for t, ps in by_topic.items()}
+def _short_sessions(bootstrap: str, group: str) -> None:
+    """The group config consumer.session.timeout.ms, so a crash is noticed in 6 s (the
+    test broker allows it; Kafka's default minimum is 45 s)."""
+    from confluent_kafka.admin import (
+        AdminClient,
+        AlterConfigOpType,
+        ConfigEntry,
+        ConfigResource,
+        ResourceType,
+    )
+
+    resource = ConfigResource(ResourceType.GROUP, group, incremental_configs=[
+        ConfigEntry("consumer.session.timeout.ms", str(SESSION_MS),
+                    incremental_operation=AlterConfigOpType.SET)])
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    admin.incremental_alter_configs([resource])[resource].result(30)
 
 
 def _core(subs: Mapping[str, list[str]], counts: Mapping[str, int],
@@ -112,39 +121,50 @@ def test_balanced_sticky_on_the_broker_matches_the_core(
     kafka_broker: BrokerHandle, make_topic: Callable[..., str],
     unique_name: Callable[[str], str],
 ) -> None:
-    """Unequal subscriptions, a fresh group then a leave: the broker's balanced-sticky is as
-    balanced (in total and per topic) as the core and moves as few partitions; ``uniform``
-    on the same shape is logged beside it."""
+    """Unequal subscriptions; a fresh group, a join, a clean leave and a crash: the broker's
+    balanced-sticky is as balanced (in total and per topic) as the core and moves as few
+    partitions; ``uniform`` on the same shape is printed beside it."""
     if kafka_broker.byo:
         pytest.skip("needs the project's broker image (our assignor in group.consumer.assignors)")
     a, b, c = make_topic(7), make_topic(3), make_topic(5)
     counts = {a: 7, b: 3, c: 5}
-    subs = {"m1": [a, b], "m2": [a], "m3": [a, b, c], "m4": [c], "m5": [a, c]}
-    rows = []
+    total = sum(counts.values())
+    first_subs = {"m1": [a, b], "m2": [a], "m3": [a, b, c], "m4": [c], "m5": [a, c]}
+    steps = [("joins", "m6", [b, c]), ("leaves", "m3", []), ("crashes", "m2", [])]
+    rows: list[str] = []
     for assignor in ("balanced-sticky", "uniform"):
+        subs = {m: list(ts) for m, ts in first_subs.items()}
         group = _Group(kafka_broker.bootstrap, unique_name("group"), assignor)
         try:
             for name, topics in subs.items():
-                group.join(name, topics)
-            first = group.stable(sum(counts.values()))
-            group.leave("m3")
-            after = group.stable(sum(counts.values()))
+                group.add(name, topics=topics)
+            now = group.stable(total)
+            cells = [f"fresh: spread {count_spread(now)}, topic spread "
+                     f"{topic_spread(now, subs)}"]
+            if assignor == "balanced-sticky":
+                want = _core(subs, counts)
+                assert (_squares(now), count_spread(now)) == (_squares(want), count_spread(want))
+            for kind, member, topics in steps:
+                before, what = now, f"{member} {kind}"
+                if kind == "joins":
+                    subs[member] = topics
+                    group.add(member, topics=topics)
+                else:
+                    del subs[member]
+                    (group.stop if kind == "leaves" else group.kill)(member)
+                now = group.stable(total)
+                kept = {m: before[m] for m in subs if m in before}
+                moved = moved_partitions(kept, now, counts)
+                cells.append(f"{what}: spread {count_spread(now)}, topic spread "
+                             f"{topic_spread(now, subs)}, moved {moved}")
+                if assignor != "balanced-sticky":
+                    continue
+                want = _core(subs, counts, kept)
+                assert (_squares(now), count_spread(now)) == (_squares(want),
+                                                              count_spread(want)), what
+                assert moved == moved_partitions(kept, want, counts), what
         finally:
             group.close()
-        left = {m: ts for m, ts in subs.items() if m != "m3"}
-        moved = moved_partitions({m: first[m] for m in left}, after, counts)
-        rows.append((assignor, first, after, moved))
-        log.info("%s: first %s (spread %d, topic spread %d); after m3 left %s, moved %d",
-                 assignor, first, count_spread(first), topic_spread(first, subs), after, moved)
-        if assignor != "balanced-sticky":
-            continue
-        want = _core(subs, counts)
-        assert _squares(first) == _squares(want)
-        assert count_spread(first) == count_spread(want)
-        want_after = _core(left, counts, {m: first[m] for m in left})
-        assert _squares(after) == _squares(want_after)
-        assert moved == moved_partitions({m: first[m] for m in left}, want_after, counts)
-    for assignor, first, after, moved in rows:
-        print(f"{assignor:16} first: spread {count_spread(first)}, topic spread "
-              f"{topic_spread(first, subs)}, squares {_squares(first)}; after a leave: "
-              f"moved {moved}, squares {_squares(after)}")
+        rows.append(f"{assignor:16} " + "; ".join(cells))
+        log.info("%s", rows[-1])
+    print("\n" + "\n".join(rows))

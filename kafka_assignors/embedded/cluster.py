@@ -103,6 +103,9 @@ def node_env(
         "KAFKA_GROUP_INITIAL_REBALANCE_DELAY_MS": "0",
         # Tests kill members on purpose: allow short session timeouts (default min 6 s).
         "KAFKA_GROUP_MIN_SESSION_TIMEOUT_MS": "1000",
+        # ... in KIP-848 groups too, through the group config consumer.session.timeout.ms
+        # (broker default and minimum: 45 s)
+        "KAFKA_GROUP_CONSUMER_MIN_SESSION_TIMEOUT_MS": "3000",
         "KAFKA_AUTO_CREATE_TOPICS_ENABLE": "false",
         "KAFKA_HEAP_OPTS": HEAP_OPTS,
     }
