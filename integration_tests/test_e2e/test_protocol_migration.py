@@ -172,7 +172,10 @@ class MigratingGroup:
             else:
                 return own, view
             time.sleep(0.2)
-        raise AssertionError(f"no stable group in {timeout:.0f} s: {problem}")
+        errors = sorted({f"{n}: {e.get('message')}" for n in self.kip848.members
+                         for e in self.kip848.events(n) if e["event"] == "error"})
+        raise AssertionError(f"no stable group in {timeout:.0f} s: {problem}; errors the "
+                             f"consumer-protocol members saw: {errors[:5]}")
 
     def step(self, what: str, before: State, action: Callable[[], None]) -> State:
         started = time.monotonic()
