@@ -42,6 +42,18 @@ final class Problem {
         return counts.length;
     }
 
+    /** Whether any member owns a partition (false: a new group). */
+    boolean ownsAny() {
+        for (int[][] mine : owned) {
+            for (int[] ps : mine) {
+                if (ps != null) {
+                    return true;
+                }
+            }
+        }
+        return false;
+    }
+
     int ownedCount(int m, int t) {
         int[] ps = owned[m][t];
         return ps == null ? 0 : ps.length;
