@@ -31,7 +31,8 @@ import org.openjdk.jmh.annotations.Warmup;
 @Warmup(iterations = 5, time = 1)
 @Measurement(iterations = 5, time = 2)
 public class AssignorBench {
-    @Param({"homogeneous-1000x10000", "homogeneous-5000x50000", "random-1000x10000", "few-1000"})
+    @Param({"homogeneous-1000x10000", "homogeneous-5000x50000", "random-1000x10000", "random-5000x50000",
+            "few-1000"})
     public String scenario;
 
     @Param({"balanced-sticky", "uniform"})

@@ -32,7 +32,7 @@ import org.apache.kafka.coordinator.group.api.assignor.SubscriptionType;
 public final class Scenario {
     public static final List<String> ALL = List.of(
             "homogeneous-1000x10000", "homogeneous-5000x50000",
-            "random-1000x10000", "few-1000");
+            "random-1000x10000", "random-5000x50000", "few-1000");
 
     final String name;
     final Map<Uuid, Integer> partitions = new LinkedHashMap<>();
