@@ -1,22 +1,17 @@
 package io.github.kafkaassignors.broker;
 
-import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collection;
 import java.util.Collections;
-import java.util.Comparator;
 import java.util.HashMap;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.Set;
-import java.util.TreeSet;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.coordinator.group.api.assignor.ConsumerGroupPartitionAssignor;
 import org.apache.kafka.coordinator.group.api.assignor.GroupAssignment;
 import org.apache.kafka.coordinator.group.api.assignor.GroupSpec;
 import org.apache.kafka.coordinator.group.api.assignor.MemberAssignment;
-import org.apache.kafka.coordinator.group.api.assignor.MemberSubscription;
 import org.apache.kafka.coordinator.group.api.assignor.PartitionAssignorException;
 import org.apache.kafka.coordinator.group.api.assignor.SubscribedTopicDescriber;
 
@@ -62,60 +57,20 @@ public class BalancedStickyAssignor implements ConsumerGroupPartitionAssignor {
     }
 
     private GroupAssignment compute(GroupSpec groupSpec, SubscribedTopicDescriber topics) {
-        List<String> members = canonicalMembers(groupSpec);
-        if (members.isEmpty()) {
+        String[] members = canonicalMembers(groupSpec);
+        if (members.length == 0) {
             return new GroupAssignment(Collections.emptyMap());
         }
-        // topics: every subscribed topic id that exists with partitions, in id order
-        TreeSet<Uuid> ids = new TreeSet<>();
-        for (String member : members) {
-            ids.addAll(groupSpec.memberSubscription(member).subscribedTopicIds());
-        }
-        List<Uuid> topicIds = new ArrayList<>(ids.size());
-        List<Integer> sizes = new ArrayList<>(ids.size());
-        for (Uuid id : ids) {
-            int n = topics.numPartitions(id);
-            if (n > 0) {
-                topicIds.add(id);
-                sizes.add(n);
-            }
-        }
-        Map<Uuid, Integer> topicIndex = new HashMap<>();
-        for (int t = 0; t < topicIds.size(); t++) {
-            topicIndex.put(topicIds.get(t), t);
-        }
-        int[] counts = sizes.stream().mapToInt(Integer::intValue).toArray();
-
-        int[][] subs = new int[members.size()][];
-        List<List<int[]>> claims = new ArrayList<>(members.size());
-        Map<Set<Uuid>, int[]> seen = new HashMap<>(); // few distinct subscriptions: once each
-        for (int m = 0; m < members.size(); m++) {
-            Set<Uuid> subscribed = groupSpec.memberSubscription(members.get(m)).subscribedTopicIds();
-            subs[m] = seen.computeIfAbsent(subscribed, s -> s.stream()
-                    .map(topicIndex::get).filter(t -> t != null)
-                    .mapToInt(Integer::intValue).sorted().toArray());
-            List<int[]> mine = new ArrayList<>(Collections.nCopies(counts.length, (int[]) null));
-            MemberAssignment current = groupSpec.memberAssignment(members.get(m));
-            if (current != null) {
-                for (Map.Entry<Uuid, Set<Integer>> e : current.partitions().entrySet()) {
-                    Integer t = topicIndex.get(e.getKey());
-                    if (t != null && !e.getValue().isEmpty()) {
-                        int[] ps = new int[e.getValue().size()];
-                        int i = 0;
-                        for (int p : e.getValue()) {
-                            ps[i++] = p;
-                        }
-                        mine.set(t, ps); // ours: resolve() may sort and trim it in place
-                    }
-                }
-            }
-            claims.add(mine);
-        }
-        Problem problem = Problem.resolve(counts, subs, claims);
-        String[] racks = new String[members.size()];
+        Subscriptions subscriptions = Subscriptions.read(groupSpec, members, topics);
+        List<Uuid> topicIds = subscriptions.topicIds;
+        int[][] subs = subscriptions.subs;
+        int[] claimed = new int[members.length];
+        int[][][] claims = readClaims(groupSpec, members, subscriptions, claimed);
+        Problem problem = Problem.resolve(subscriptions.counts, subs, claims);
+        String[] racks = new String[members.length];
         boolean anyRack = false;
-        for (int m = 0; m < members.size(); m++) {
-            racks[m] = groupSpec.memberSubscription(members.get(m)).rackId().orElse(null);
+        for (int m = 0; m < members.length; m++) {
+            racks[m] = groupSpec.memberSubscription(members[m]).rackId().orElse(null);
             anyRack |= racks[m] != null;
         }
         if (anyRack) {
@@ -124,53 +79,75 @@ public class BalancedStickyAssignor implements ConsumerGroupPartitionAssignor {
                 return where == null ? Collections.emptySet() : where;
             });
         }
-        // by the usable subscriptions rather than GroupSpec.subscriptionType(): the same
-        // answer for the broker's HOMOGENEOUS, and members that differ only in topics that do
-        // not exist still get the homogeneous builder (identical arrays: cheap to compare)
+        // by the usable subscriptions: members that differ only in topics that do not exist
+        // still get the homogeneous builder (equal subscriptions share one array: cheap)
         int[][][] result = sameSubscriptions(subs)
                 ? new HomogeneousAssignmentBuilder(problem).build()
                 : new HeterogeneousAssignmentBuilder(problem).build();
 
-        Map<String, MemberAssignment> out = new HashMap<>(members.size() * 2);
-        for (int m = 0; m < members.size(); m++) {
-            String member = members.get(m);
-            MemberAssignment current = groupSpec.memberAssignment(member);
-            if (current != null && keepsAll(problem, result, m, subs[m], current)) {
-                out.put(member, current); // unchanged: hand back the broker's own object
+        Map<String, MemberAssignment> out = new HashMap<>(members.length * 2);
+        for (int m = 0; m < members.length; m++) {
+            MemberAssignment current = groupSpec.memberAssignment(members[m]);
+            if (current != null && keepsAll(problem, result, m, claimed[m])) {
+                out.put(members[m], current); // unchanged: hand back the broker's own object
                 continue;
             }
             Map<Uuid, Set<Integer>> partitions = new HashMap<>();
             for (int t : subs[m]) {
                 int[] ps = result[m][t];
                 if (ps != null && ps.length > 0) {
-                    Set<Integer> set = new HashSet<>(ps.length * 2);
-                    for (int p : ps) {
-                        set.add(p);
-                    }
-                    partitions.put(topicIds.get(t), Collections.unmodifiableSet(set));
+                    partitions.put(topicIds.get(t), new PartitionSet(ps));
                 }
             }
-            out.put(member, new Assignment(Collections.unmodifiableMap(partitions)));
+            out.put(members[m], new Assignment(Collections.unmodifiableMap(partitions)));
         }
         return new GroupAssignment(out);
     }
 
     /**
-     * Member m gets exactly what its current assignment holds: every claim was valid (nothing
-     * dropped when resolving) and its result equals its resolved claims, topic by topic.
+     * Member -> topic -> partitions its current assignment claims, only on topics it
+     * subscribes to (any order, may hold junk: {@link Problem#resolve} sorts it out);
+     * claimed[m] gets the size of member m's whole current assignment.
      */
-    private static boolean keepsAll(Problem problem, int[][][] result, int m, int[] subs,
-            MemberAssignment current) {
-        long claimed = 0;
-        for (Set<Integer> ps : current.partitions().values()) {
-            claimed += ps.size();
+    private static int[][][] readClaims(GroupSpec groupSpec, String[] members,
+            Subscriptions subscriptions, int[] claimed) {
+        int[][][] claims = new int[members.length][subscriptions.counts.length][];
+        for (int m = 0; m < members.length; m++) {
+            MemberAssignment current = groupSpec.memberAssignment(members[m]);
+            if (current == null) {
+                continue;
+            }
+            boolean[] subscribed = subscriptions.subscribed(m);
+            for (Map.Entry<Uuid, Set<Integer>> e : current.partitions().entrySet()) {
+                Set<Integer> set = e.getValue();
+                claimed[m] += set.size();
+                Integer t = subscriptions.topicIndex.get(e.getKey());
+                if (t == null || !subscribed[t] || set.isEmpty()) {
+                    continue;
+                }
+                int[] ps = new int[set.size()];
+                int i = 0;
+                for (int p : set) {
+                    ps[i++] = p;
+                }
+                claims[m][t] = ps;
+            }
         }
+        return claims;
+    }
+
+    /**
+     * Member m gets exactly what its current assignment holds: every claim was valid (nothing
+     * dropped when resolving) and it gets as many partitions of each topic as it owns (the
+     * {@link Dealer} keeps the lowest owned partitions up to the count, so the same count
+     * means the same partitions).
+     */
+    private static boolean keepsAll(Problem problem, int[][][] result, int m, int claimed) {
         long kept = 0;
-        for (int t : subs) {
+        for (int t : problem.subs[m]) {
             int[] got = result[m][t];
-            int[] owned = problem.owned[m][t];
             int n = got == null ? 0 : got.length;
-            if (n != (owned == null ? 0 : owned.length) || n > 0 && !Arrays.equals(got, owned)) {
+            if (n != problem.ownedCount(m, t)) {
                 return false;
             }
             kept += n;
@@ -188,19 +165,44 @@ public class BalancedStickyAssignor implements ConsumerGroupPartitionAssignor {
     }
 
     /** Static members first by instance id, then the others by member id (ties: member id). */
-    static List<String> canonicalMembers(GroupSpec groupSpec) {
-        List<String> members = new ArrayList<>(groupSpec.memberIds());
-        Map<String, String> instance = new HashMap<>(members.size() * 2);
-        for (String member : members) {
-            MemberSubscription sub = groupSpec.memberSubscription(member);
-            Optional<String> id = sub.instanceId();
-            instance.put(member, id.orElse(null));
+    static String[] canonicalMembers(GroupSpec groupSpec) {
+        Collection<String> ids = groupSpec.memberIds();
+        CanonicalKey[] keys = new CanonicalKey[ids.size()];
+        int i = 0;
+        for (String member : ids) {
+            keys[i++] = new CanonicalKey(member,
+                    groupSpec.memberSubscription(member).instanceId().orElse(null));
         }
-        Comparator<String> order = Comparator
-                .comparing((String m) -> instance.get(m) == null ? 1 : 0)
-                .thenComparing(m -> instance.get(m) == null ? m : instance.get(m))
-                .thenComparing(m -> m);
-        members.sort(order);
+        Arrays.sort(keys);
+        String[] members = new String[keys.length];
+        for (i = 0; i < keys.length; i++) {
+            members[i] = keys[i].member;
+        }
         return members;
+    }
+
+    /** A member's sort key, computed once (a comparator looking it up cost more than the sort). */
+    private static final class CanonicalKey implements Comparable<CanonicalKey> {
+        final String member;
+        final String instance; // null for a dynamic member
+
+        CanonicalKey(String member, String instance) {
+            this.member = member;
+            this.instance = instance;
+        }
+
+        @Override
+        public int compareTo(CanonicalKey o) {
+            if ((instance == null) != (o.instance == null)) {
+                return instance != null ? -1 : 1;
+            }
+            if (instance != null) {
+                int c = instance.compareTo(o.instance);
+                if (c != 0) {
+                    return c;
+                }
+            }
+            return member.compareTo(o.member);
+        }
     }
 }

@@ -1,5 +1,7 @@
 package io.github.kafkaassignors.broker;
 
+import java.util.Arrays;
+
 /**
  * Turns counts into partitions: each member keeps the lowest-numbered of its owned partitions
  * up to its count of the topic, and the partitions nobody keeps go, lowest number first, to
@@ -14,56 +16,59 @@ final class Dealer {
     }
 
     /**
-     * @param x member -> k -> partitions of its k-th subscribed topic (from {@link ShareFlow})
+     * @param x member -> k -> partitions of its k-th subscribed topic (from {@link ShareFlow});
+     *     used up: it ends holding zeros
      * @return member -> topic -> partitions (ascending; {@code null} where none)
      */
     static int[][][] deal(Problem problem, int[][] x) {
         int members = problem.members();
         int topics = problem.topics();
         int[][][] out = new int[members][topics][];
-        int[][] got = new int[members][topics];
-        int[][] want = new int[members][topics];
         boolean[][] kept = new boolean[topics][];
         for (int t = 0; t < topics; t++) {
             kept[t] = new boolean[problem.counts[t]];
         }
+        // each member keeps its lowest owned partitions; x[m][k] becomes what it still lacks
         for (int m = 0; m < members; m++) {
             int[] subs = problem.subs[m];
             for (int k = 0; k < subs.length; k++) {
-                int t = subs[k];
-                want[m][t] = x[m][k];
                 if (x[m][k] == 0) {
                     continue;
                 }
-                out[m][t] = new int[x[m][k]];
+                int t = subs[k];
+                int[] mine = new int[x[m][k]];
+                out[m][t] = mine;
                 int[] owned = problem.owned[m][t];
-                if (owned == null) {
-                    continue;
-                }
-                int keep = Math.min(owned.length, x[m][k]);
+                int keep = owned == null ? 0 : Math.min(owned.length, mine.length);
                 for (int i = 0; i < keep; i++) {
-                    out[m][t][i] = owned[i];
+                    mine[i] = owned[i];
                     kept[t][owned[i]] = true;
                 }
-                got[m][t] = keep;
+                x[m][k] -= keep;
             }
         }
         if (problem.racks != null) {
-            dealLocal(problem, out, got, want, kept);
+            dealLocal(problem, out, x, kept);
         }
         int[] next = new int[topics]; // the lowest partition of each topic not yet looked at
         for (int m = 0; m < members; m++) {
-            for (int t : problem.subs[m]) {
+            int[] subs = problem.subs[m];
+            for (int k = 0; k < subs.length; k++) {
+                if (x[m][k] == 0) {
+                    continue;
+                }
+                int t = subs[k];
                 int[] mine = out[m][t];
-                while (got[m][t] < want[m][t]) {
+                for (int i = mine.length - x[m][k]; i < mine.length; i++) {
                     while (kept[t][next[t]]) {
                         next[t]++;
                     }
                     kept[t][next[t]] = true;
-                    mine[got[m][t]++] = next[t];
+                    mine[i] = next[t];
                 }
-                if (mine != null) {
-                    java.util.Arrays.sort(mine);
+                x[m][k] = 0;
+                if (!Problem.isSorted(mine)) {
+                    Arrays.sort(mine);
                 }
             }
         }
@@ -71,18 +76,21 @@ final class Dealer {
     }
 
     /** Members with a rack take free partitions with a replica there, lowest number first. */
-    private static void dealLocal(Problem problem, int[][][] out, int[][] got, int[][] want,
-            boolean[][] kept) {
+    private static void dealLocal(Problem problem, int[][][] out, int[][] x, boolean[][] kept) {
         for (int m = 0; m < problem.members(); m++) {
             String rack = problem.racks[m];
             if (rack == null) {
                 continue;
             }
-            for (int t : problem.subs[m]) {
-                for (int p = 0; p < problem.counts[t] && got[m][t] < want[m][t]; p++) {
+            int[] subs = problem.subs[m];
+            for (int k = 0; k < subs.length; k++) {
+                int t = subs[k];
+                int[] mine = out[m][t];
+                for (int p = 0; p < problem.counts[t] && x[m][k] > 0; p++) {
                     if (!kept[t][p] && problem.replicaRacks.apply(t, p).contains(rack)) {
                         kept[t][p] = true;
-                        out[m][t][got[m][t]++] = p;
+                        mine[mine.length - x[m][k]] = p;
+                        x[m][k]--;
                     }
                 }
             }

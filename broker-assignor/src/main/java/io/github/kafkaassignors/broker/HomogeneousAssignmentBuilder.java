@@ -30,19 +30,22 @@ final class HomogeneousAssignmentBuilder {
             base[t] = problem.counts[t] / members;
             extra[t] = problem.counts[t] % members;
         }
-        int[][] owned = new int[members][];
-        boolean fresh = true;
-        for (int m = 0; m < members; m++) {
-            int[] s = problem.subs[m];
-            owned[m] = new int[s.length];
-            for (int k = 0; k < s.length; k++) {
-                owned[m][k] = Math.max(0, problem.ownedCount(m, s[k]) - base[s[k]]);
-                fresh &= problem.ownedCount(m, s[k]) == 0;
+        int[][] x;
+        if (!problem.ownsAny()) {
+            x = dealExtras(extra, problem.subs);
+        } else {
+            int[][] owned = new int[members][];
+            for (int m = 0; m < members; m++) {
+                int[] s = problem.subs[m];
+                owned[m] = new int[s.length];
+                for (int k = 0; k < s.length; k++) {
+                    owned[m][k] = Math.max(0, problem.ownedCount(m, s[k]) - base[s[k]]);
+                }
             }
-        }
-        int[][] x = fresh ? dealExtras(extra, problem.subs) : keepThenFill(extra, problem.subs, owned);
-        if (x == null) {
-            x = new ShareFlow(extra, problem.subs, owned).solve();
+            x = keepThenFill(extra, problem.subs, owned);
+            if (x == null) {
+                x = new ShareFlow(extra, problem.subs, owned).solve();
+            }
         }
         for (int m = 0; m < members; m++) {
             int[] s = problem.subs[m];

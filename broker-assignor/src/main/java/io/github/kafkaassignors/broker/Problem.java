@@ -1,7 +1,6 @@
 package io.github.kafkaassignors.broker;
 
 import java.util.Arrays;
-import java.util.List;
 import java.util.Set;
 import java.util.function.BiFunction;
 
@@ -43,6 +42,18 @@ final class Problem {
         return counts.length;
     }
 
+    /** Whether any member owns a partition (false: a new group). */
+    boolean ownsAny() {
+        for (int[][] mine : owned) {
+            for (int[] ps : mine) {
+                if (ps != null) {
+                    return true;
+                }
+            }
+        }
+        return false;
+    }
+
     int ownedCount(int m, int t) {
         int[] ps = owned[m][t];
         return ps == null ? 0 : ps.length;
@@ -53,36 +64,52 @@ final class Problem {
      * subscribes to; of two members claiming one partition the one first in canonical order
      * keeps it (the broker's target assignment is disjoint, so this is a safety net).
      *
-     * @param claims member -> topic -> claimed partitions (any order, may hold junk; the
-     *     arrays are sorted and reused)
+     * @param claims member -> topic -> claimed partitions (any order, may hold junk); resolved
+     *     in place: it becomes {@link #owned}
      */
-    static Problem resolve(int[] counts, int[][] subs, List<List<int[]>> claims) {
-        int members = subs.length;
-        int[][][] owned = new int[members][counts.length][];
+    static Problem resolve(int[] counts, int[][] subs, int[][][] claims) {
         boolean[][] taken = new boolean[counts.length][];
         for (int t = 0; t < counts.length; t++) {
             taken[t] = new boolean[counts[t]];
         }
-        for (int m = 0; m < members; m++) {
-            List<int[]> mine = claims.get(m);
-            for (int t : subs[m]) {
-                int[] ps = mine.get(t);
-                if (ps == null || ps.length == 0) {
+        for (int m = 0; m < subs.length; m++) {
+            int[][] mine = claims[m];
+            int k = 0; // walks subs[m] (ascending) beside t
+            for (int t = 0; t < mine.length; t++) {
+                while (k < subs[m].length && subs[m][k] < t) {
+                    k++;
+                }
+                int[] ps = mine[t];
+                if (ps == null) {
                     continue;
                 }
-                Arrays.sort(ps);
-                int kept = 0;
-                for (int p : ps) {
-                    if (p >= 0 && p < counts[t] && !taken[t][p]) {
-                        taken[t][p] = true;
-                        ps[kept++] = p;
-                    }
-                }
-                if (kept > 0) {
-                    owned[m][t] = kept == ps.length ? ps : Arrays.copyOf(ps, kept);
-                }
+                mine[t] = k < subs[m].length && subs[m][k] == t ? valid(ps, taken[t]) : null;
             }
         }
-        return new Problem(counts, subs, owned);
+        return new Problem(counts, subs, claims);
+    }
+
+    /** The claimed partitions that exist and nobody took yet, ascending; null if none. */
+    private static int[] valid(int[] ps, boolean[] taken) {
+        if (!isSorted(ps)) {
+            Arrays.sort(ps);
+        }
+        int kept = 0;
+        for (int p : ps) {
+            if (p >= 0 && p < taken.length && !taken[p]) {
+                taken[p] = true;
+                ps[kept++] = p;
+            }
+        }
+        return kept == 0 ? null : kept == ps.length ? ps : Arrays.copyOf(ps, kept);
+    }
+
+    static boolean isSorted(int[] ps) {
+        for (int i = 1; i < ps.length; i++) {
+            if (ps[i - 1] > ps[i]) {
+                return false;
+            }
+        }
+        return true;
     }
 }

@@ -64,7 +64,7 @@ class BuildersTest {
                 }
                 claims.add(mine);
             }
-            Problem problem = Problem.resolve(counts, subs, claims);
+            Problem problem = Problem.resolve(counts, subs, arrays(claims));
             long[] fast = objectives(problem, new HomogeneousAssignmentBuilder(problem).build());
             long[] full = objectives(problem, new HeterogeneousAssignmentBuilder(problem).build());
             assertEquals(Arrays.toString(full), Arrays.toString(fast), "round " + round);
@@ -149,7 +149,7 @@ class BuildersTest {
             if (!covered) {
                 continue; // a topic nobody takes: the brute force would find no assignment
             }
-            Problem problem = Problem.resolve(counts, subs, claims);
+            Problem problem = Problem.resolve(counts, subs, arrays(claims));
             long[] flow = objectives(problem, new HeterogeneousAssignmentBuilder(problem).build());
             assertEquals(Arrays.toString(bruteForce(problem)), Arrays.toString(flow), "round " + round);
         }
@@ -177,7 +177,7 @@ class BuildersTest {
                 subs[m] = all;
                 none.add(new ArrayList<>(java.util.Collections.nCopies(topics, (int[]) null)));
             }
-            int[][][] stable = new HomogeneousAssignmentBuilder(Problem.resolve(counts, subs, none)).build();
+            int[][][] stable = new HomogeneousAssignmentBuilder(Problem.resolve(counts, subs, arrays(none))).build();
             // a member leaves (the last), or a topic grows
             boolean leave = random.nextBoolean();
             int left = leave ? members - 1 : members;
@@ -190,7 +190,7 @@ class BuildersTest {
             for (int m = 0; m < left; m++) {
                 claims.add(new ArrayList<>(java.util.Arrays.asList(stable[m])));
             }
-            Problem problem = Problem.resolve(after, subsAfter, claims);
+            Problem problem = Problem.resolve(after, subsAfter, arrays(claims));
             int[] extra = new int[topics];
             int[][] owned = new int[left][topics];
             for (int t = 0; t < topics; t++) {
@@ -208,5 +208,14 @@ class BuildersTest {
             assertEquals(Arrays.toString(full), Arrays.toString(fast), "round " + round);
         }
         assertTrue(shortcut > 200, "the shortcut applied " + shortcut + " times of 300");
+    }
+
+    /** Member -> topic -> claims as {@link Problem#resolve} takes them. */
+    private static int[][][] arrays(List<List<int[]>> claims) {
+        int[][][] out = new int[claims.size()][][];
+        for (int m = 0; m < out.length; m++) {
+            out[m] = claims.get(m).toArray(new int[0][]);
+        }
+        return out;
     }
 }
