@@ -10,6 +10,8 @@ from typing import Any
 import pytest
 
 Assigned = dict[str, dict[str, list[int]]]
+#: NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS, COORDINATOR_NOT_AVAILABLE
+_COORDINATOR_NOT_READY = frozenset({16, 14, 15})
 
 
 def by_topic(tps: Any) -> dict[str, list[int]]:
@@ -88,7 +90,7 @@ class ConsumerProtocolGroup:
         can look settled for seconds on an old target (KIP-1263).  Messages polled meanwhile
         go to ``on_message(member, message)``.
         """
-        from confluent_kafka import ConsumerGroupState
+        from confluent_kafka import ConsumerGroupState, KafkaException
         from confluent_kafka.admin import AdminClient
 
         admin = AdminClient({"bootstrap.servers": self.conf["bootstrap.servers"]})
@@ -102,7 +104,13 @@ class ConsumerProtocolGroup:
                     on_message(name, msg)
             now = {name: by_topic(consumer.assignment())
                    for name, consumer in self.members.items()}
-            group = self.describe(admin)
+            try:
+                group = self.describe(admin)
+            except KafkaException as exc:
+                # a new broker's coordinator may still be loading: ask again
+                if exc.args[0].code() not in _COORDINATOR_NOT_READY:
+                    raise
+                continue
             state = group.state
             broker_view = {m.client_id: by_topic(m.assignment.topic_partitions)
                            for m in group.members}
