@@ -13,7 +13,6 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from .consumer_group_api import group_view, send_describe, topics_of
 from .model import Partition
 
 log = logging.getLogger(__name__)
@@ -115,6 +114,8 @@ def fetch_group(
                 raise ExplainError(f"unknown group {group_id!r} (no members, no committed offsets)")
             topics = {t for t, _ in committed}
             if description.get("group_type") == "consumer":
+                from .consumer_group_api import topics_of
+
                 topics.update(topics_of(description))
             for member in description.get("members") or ():
                 meta = member.get("member_metadata")
@@ -140,6 +141,8 @@ def fetch_group(
 def _consumer_group(admin: Any, group_id: str) -> dict[str, Any]:
     """The ConsumerGroupDescribe view of a KIP-848 group (raises ExplainError)."""
     from kafka.errors import IncompatibleBrokerVersion
+
+    from .consumer_group_api import group_view, send_describe  # kafka-python: only when used
 
     try:
         view = group_view(send_describe(admin, group_id), group_id)
