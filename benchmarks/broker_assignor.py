@@ -93,7 +93,8 @@ def main(argv: list[str] | None = None) -> None:
     load_after = os.getloadavg()
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, text=True,
                             capture_output=True).stdout.strip()
-    java = subprocess.run(["java", "-version"], text=True, capture_output=True).stderr.splitlines()[0]
+    java_version = subprocess.run(["java", "-version"], text=True, capture_output=True)
+    java = java_version.stderr.splitlines()[0]
     cases = []
     for sc in SCENARIOS:
         for phase in ("fresh", "leave"):
@@ -101,7 +102,8 @@ def main(argv: list[str] | None = None) -> None:
             for a in ("balanced-sticky", "uniform"):
                 q = quality[(sc, a)]
                 row[a] = {
-                    "ms": times[(sc, a, phase)]["ms"], "error_ms": times[(sc, a, phase)]["error_ms"],
+                    "ms": times[(sc, a, phase)]["ms"],
+                    "error_ms": times[(sc, a, phase)]["error_ms"],
                     "spread": q[f"{phase}_spread"], "topic_spread": q[f"{phase}_topic_spread"],
                     "load_squares": q[f"{phase}_load_squares"],
                     "moved": q["leave_moved"] if phase == "leave" else 0,
@@ -110,7 +112,8 @@ def main(argv: list[str] | None = None) -> None:
             cases.append(row)
     when = datetime.now(UTC).isoformat(timespec="seconds")
     command = "python -m benchmarks.broker_assignor" + (" --quick" if args.quick else "")
-    meta = {"date": when, "commit": commit, "command": command, "machine": f"2 cores ({os.cpu_count()} "
+    meta = {"date": when, "commit": commit, "command": command,
+            "machine": f"2 cores ({os.cpu_count()} "
             f"CPUs seen), {platform.machine()}", "java": java,
             "load_average_before": [round(x, 2) for x in load_before],
             "load_average_after": [round(x, 2) for x in load_after],
@@ -132,8 +135,8 @@ def main(argv: list[str] | None = None) -> None:
         "partitions held by a subscriber; Σload²: sum of squared member loads (what total balance "
         "minimizes; lower is better); moved: partitions taken from a member that stayed.",
         "",
-        "| group | event | balanced-sticky ms/op | uniform ms/op | ours/uniform | spread (ours / uniform) "
-        "| topic spread | Σload² | moved |",
+        "| group | event | balanced-sticky ms/op | uniform ms/op | ours/uniform "
+        "| spread (ours / uniform) | topic spread | Σload² | moved |",
         "|---|---|--:|--:|--:|--:|--:|--:|--:|",
     ]
     for c in cases:
@@ -144,7 +147,8 @@ def main(argv: list[str] | None = None) -> None:
         lines.append(
             f"| {LABELS[c['scenario']]} | {c['phase']} | {_fmt_ms(o['ms'], o['error_ms'])} "
             f"| {_fmt_ms(u['ms'], u['error_ms'])} | {c['ratio']:.2f}x "
-            f"| {o['spread']} / {u['spread']} | {o['topic_spread']} / {u['topic_spread']} | {sq} | {moved} |")
+            f"| {o['spread']} / {u['spread']} | {o['topic_spread']} / {u['topic_spread']} "
+            f"| {sq} | {moved} |")
     (args.out / "broker_assignor.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 

@@ -26,6 +26,7 @@ from kafka_assignors.core.metrics import count_spread, moved_partitions, topic_s
 from .broker_view import describe
 from .child_members import ChildMembers
 from .conftest import BrokerHandle
+from .consumer_protocol_group import by_topic_set, require_balanced_sticky
 
 log = logging.getLogger(__name__)
 
@@ -38,13 +39,6 @@ def _squares(a: Mapping[str, Mapping[str, list[int]]]) -> tuple[int, int]:
     loads = sum(sum(map(len, by_topic.values())) ** 2 for by_topic in a.values())
     shares = sum(len(ps) ** 2 for by_topic in a.values() for ps in by_topic.values())
     return loads, shares
-
-
-def _by_topic(tps: frozenset[tuple[str, int]]) -> dict[str, list[int]]:
-    by_topic: dict[str, list[int]] = {}
-    for t, p in tps:
-        by_topic.setdefault(t, []).append(p)
-    return {t: sorted(ps) for t, ps in by_topic.items()}
 
 
 class _Group(ChildMembers):
@@ -88,7 +82,7 @@ class _Group(ChildMembers):
             elif len(held) != total or len(set(held)) != total:
                 problem = f"not every partition held once: {own}"
             else:
-                return {name: _by_topic(tps) for name, tps in own.items()}
+                return {name: by_topic_set(tps) for name, tps in own.items()}
             time.sleep(0.2)
         pytest.fail(f"no stable complete assignment in {timeout} s: {problem}")
 
@@ -124,8 +118,7 @@ def test_balanced_sticky_on_the_broker_matches_the_core(
     """Unequal subscriptions; a fresh group, a join, a clean leave and a crash: the broker's
     balanced-sticky is as balanced (in total and per topic) as the core and moves as few
     partitions; ``uniform`` on the same shape is printed beside it."""
-    if kafka_broker.byo:
-        pytest.skip("needs the project's broker image (our assignor in group.consumer.assignors)")
+    require_balanced_sticky(kafka_broker.bootstrap)
     a, b, c = make_topic(7), make_topic(3), make_topic(5)
     counts = {a: 7, b: 3, c: 5}
     total = sum(counts.values())

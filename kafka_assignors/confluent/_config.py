@@ -88,11 +88,12 @@ def translate_config(config: Mapping[str, Any]) -> BridgeConfig:
     for key, why in REJECTED_KEYS.items():
         if key in conf:
             raise UnsupportedConfigError(f"{key} is not supported: {why}")
-    protocol = str(conf.get("group.protocol", "classic")).lower()
+    protocol = group_protocol(conf)
     if protocol != "classic":
         raise UnsupportedConfigError(
-            f"group.protocol={protocol!r}: the bridge runs the classic group protocol "
-            "(KIP-848 groups assign on the broker, not with a client-side assignor)"
+            f"group.protocol={protocol!r}: the bridge runs the classic group protocol; "
+            "kafka_assignors.confluent.Consumer (BrokerAssignedConsumer) runs the "
+            "consumer protocol, where the broker assigns"
         )
     if not conf.get("group.id"):
         raise UnsupportedConfigError("group.id is required: the bridge is a group consumer")
@@ -134,6 +135,16 @@ def translate_config(config: Mapping[str, Any]) -> BridgeConfig:
         ),
         on_commit=on_commit,
     )
+
+
+def group_protocol(config: Mapping[str, Any]) -> str:
+    """``classic`` or ``consumer`` (KIP-848); anything else is refused."""
+    protocol = str(config.get("group.protocol", "classic")).strip().lower()
+    if protocol not in ("classic", "consumer"):
+        raise UnsupportedConfigError(
+            f"group.protocol={protocol!r}: expected 'classic' or 'consumer'"
+        )
+    return protocol
 
 
 def _value(key: str, value: Any) -> Any:

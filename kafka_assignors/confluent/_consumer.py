@@ -28,6 +28,7 @@ from ._config import BridgeConfig, translate_config
 from ._errors import as_kafka_exception, state_error
 from ._membership import MembershipThread
 from ._offsets import Offsets, Progress, confluent_partitions, kafka_offsets, message_offsets
+from ._protocol_choice import Consumer
 from ._rebalance import Callback, OwnCalls, Rebalancer
 from ._strategies import rebalance_protocol, resolve_strategies
 
@@ -48,7 +49,7 @@ DEFAULT_MAX_POLL_INTERVAL_MS = 300_000
 DEFAULT_CLIENT_ID = "kafka-assignors-confluent-bridge"
 
 
-class BridgedConsumer(_Base):  # type: ignore[misc]
+class BridgedConsumer(Consumer):
     """A confluent-kafka ``Consumer`` assigned by kafka-assignors' strategies.
 
     Takes the same configuration dict as ``confluent_kafka.Consumer`` plus

@@ -35,3 +35,35 @@ def as_kafka_exception(exc: BaseException) -> Any:
 def state_error(message: str) -> Any:
     """A ``KafkaException`` for a call that is not allowed in the consumer's state."""
     return KafkaException(KafkaError(KafkaError._STATE, message))
+
+
+class UnsupportedAssignorError(KafkaException):
+    """The broker does not have the ``group.remote.assignor`` a consumer-protocol member asked
+    for (Kafka's UNSUPPORTED_ASSIGNOR); the message names the assignors the broker has.
+
+    A ``confluent_kafka.KafkaException`` (code ``UNSUPPORTED_ASSIGNOR``, fatal): the consumer
+    cannot join the group until it names another assignor or the broker installs this one.
+    """
+
+    def __init__(self, message: str, assignor: str, broker_assignors: list[str] | None) -> None:
+        super().__init__(KafkaError(KafkaError.UNSUPPORTED_ASSIGNOR, message, fatal=True))
+        self.message = message
+        #: the group.remote.assignor asked for
+        self.assignor = assignor
+        #: what the broker lists in group.consumer.assignors (None: could not be read)
+        self.broker_assignors = broker_assignors
+
+    def __str__(self) -> str:
+        return self.message
+
+
+def is_unsupported_assignor(error: Any) -> bool:
+    """True for librdkafka's report of UNSUPPORTED_ASSIGNOR (librdkafka 2.x raises it as a
+    fatal error, ``_FATAL``, whose text carries the broker's error)."""
+    code = error.code()
+    if code == KafkaError.UNSUPPORTED_ASSIGNOR:
+        return True
+    return bool(code == KafkaError._FATAL and _UNSUPPORTED_ASSIGNOR_TEXT in error.str())
+
+
+_UNSUPPORTED_ASSIGNOR_TEXT = KafkaError(KafkaError.UNSUPPORTED_ASSIGNOR).str()

@@ -3,6 +3,9 @@
 Works for any client (kafka-python, Java, librdkafka, ...): it reads the
 group's description, committed offsets and log end offsets with an admin
 client.  Our assignors' user data is decoded; other clients' is shown raw.
+Consumer-protocol groups (``group.protocol=consumer``, KIP-848) are described
+with ConsumerGroupDescribe: the broker's assignor, the group and target
+assignment epochs, and each member's epoch, assignment and target assignment.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ import sys
 from typing import Any, TextIO
 
 from .connection import ConnectionConfigError, add_connection_options, connection_kwargs
+from .consumer_group import consumer_group_report, render_consumer_group_text
 from .fetch import ExplainError, fetch_group
 from .model import GroupReport, group_report
 
@@ -38,6 +42,8 @@ def add_parser(subparsers: Any) -> None:
 def explain_group(kwargs: dict[str, Any], group_id: str) -> GroupReport:
     """Fetch and build the report (raises ExplainError)."""
     description, committed, end_offsets = fetch_group(kwargs, group_id)
+    if description.get("group_type") == "consumer":
+        return consumer_group_report(description, committed, end_offsets)
     return group_report(group_id, description, committed, end_offsets)
 
 
@@ -51,6 +57,9 @@ def _user_data(view: dict[str, Any] | None) -> str:
 
 def render_text(report: GroupReport, out: TextIO) -> None:
     """The human-readable form."""
+    if report.group_type == "consumer":
+        render_consumer_group_text(report, out)
+        return
     w = out.write
     w(f"group      {report.group}\n")
     w(f"state      {report.state}\n")

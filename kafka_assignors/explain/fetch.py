@@ -57,6 +57,9 @@ AUTHORIZATION_CODES = {
     31: "ClusterAuthorizationFailedError",
 }
 
+#: The error code of an unknown group (and, to ConsumerGroupDescribe, of a classic one).
+GROUP_ID_NOT_FOUND = 69
+
 
 def _not_authorized(name: str) -> str:
     needs = _NEEDS.get(name, "Describe on the group and its topics")
@@ -97,7 +100,9 @@ def fetch_group(
             if not error and isinstance(code, int) and code:
                 error = AUTHORIZATION_CODES.get(code, f"error code {code}")
             if error and "GroupIdNotFound" in str(error):
-                raise ExplainError(f"unknown group {group_id!r} (the coordinator does not know it)")
+                # a consumer-protocol group is "not a classic group" to DescribeGroups
+                description = _consumer_group(admin, group_id)
+                error = None
             if error and "Authorization" in str(error):
                 name = _error_name(str(error)) or "GroupAuthorizationFailedError"
                 raise ExplainError(f"group {group_id!r}: {_not_authorized(name)}")
@@ -108,6 +113,10 @@ def fetch_group(
             if description.get("group_state") == "Dead" and not committed:
                 raise ExplainError(f"unknown group {group_id!r} (no members, no committed offsets)")
             topics = {t for t, _ in committed}
+            if description.get("group_type") == "consumer":
+                from .consumer_group_api import topics_of
+
+                topics.update(topics_of(description))
             for member in description.get("members") or ():
                 meta = member.get("member_metadata")
                 topics.update(str(t) for t in (getattr(meta, "topics", None) or ()))
@@ -127,6 +136,29 @@ def fetch_group(
             raise ExplainError(f"group {group_id!r}: {_not_authorized(name)}") from None
     end_offsets = {(tp.topic, tp.partition): int(o.offset) for tp, o in ends.items()}
     return dict(description), committed, end_offsets
+
+
+def _consumer_group(admin: Any, group_id: str) -> dict[str, Any]:
+    """The ConsumerGroupDescribe view of a KIP-848 group (raises ExplainError)."""
+    from kafka.errors import IncompatibleBrokerVersion
+
+    from .consumer_group_api import group_view, send_describe  # kafka-python: only when used
+
+    try:
+        view = group_view(send_describe(admin, group_id), group_id)
+    except IncompatibleBrokerVersion:  # before Kafka 4.0 there are only classic groups
+        raise ExplainError(
+            f"unknown group {group_id!r} (the coordinator does not know it)"
+        ) from None
+    code = int(view.get("error_code") or 0)
+    if code == GROUP_ID_NOT_FOUND:
+        raise ExplainError(f"unknown group {group_id!r} (the coordinator does not know it)")
+    if code in AUTHORIZATION_CODES:
+        raise ExplainError(f"group {group_id!r}: {_not_authorized(AUTHORIZATION_CODES[code])}")
+    if code:
+        reason = view.get("error_message") or f"error code {code}"
+        raise ExplainError(f"group {group_id!r}: ConsumerGroupDescribe failed: {reason}")
+    return {"group_type": "consumer", **view}
 
 
 def _partition_counts(admin: Any, topics: list[str]) -> dict[str, int]:

@@ -34,6 +34,11 @@ class MemberReport:
     partitions: int = 0
     lag: dict[str, int | None] = field(default_factory=dict)
     total_lag: int = 0
+    # consumer-protocol groups only (ConsumerGroupDescribe); left out of classic reports
+    member_epoch: int | None = None
+    target_assignment: dict[str, list[int]] | None = None
+    topic_regex: str | None = None
+    member_type: str | None = None
 
 
 @dataclass
@@ -60,9 +65,25 @@ class GroupReport:
     generation_source: str | None = None
     #: Where ``leader`` comes from: "assignment" (user data) or None (not reported).
     leader_source: str | None = None
+    #: "classic" (DescribeGroups) or "consumer" (KIP-848, ConsumerGroupDescribe)
+    group_type: str = "classic"
+    #: consumer-protocol groups only: the group epoch and the target assignment's epoch
+    group_epoch: int | None = None
+    assignment_epoch: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        out = asdict(self)
+        if self.group_type == "classic":  # the classic report keeps its exact shape
+            for key in _CONSUMER_GROUP_KEYS:
+                out.pop(key)
+            for member in out["members"]:
+                for key in _CONSUMER_MEMBER_KEYS:
+                    member.pop(key)
+        return out
+
+
+_CONSUMER_GROUP_KEYS = ("group_type", "group_epoch", "assignment_epoch")
+_CONSUMER_MEMBER_KEYS = ("member_epoch", "target_assignment", "topic_regex", "member_type")
 
 
 def as_bytes(value: Any) -> bytes:

@@ -1,0 +1,199 @@
+"""``BrokerAssignedConsumer``: a consumer-protocol (KIP-848) member, assigned by the broker.
+
+In a ``group.protocol=consumer`` group the broker runs the assignor, so librdkafka is the
+member itself and nothing needs bridging: this class is a plain ``confluent_kafka.Consumer``
+with the strategy mapped to ``group.remote.assignor`` and the bridge's surface kept (the
+same callbacks, ``commit()`` synchronous by default, ``assign()`` only from callbacks).
+The protocol is incremental: ``on_assign``/``on_revoke`` get only the partitions that change,
+as in cooperative mode.  A broker without the assignor asked for makes ``poll()`` and
+``consume()`` raise :class:`UnsupportedAssignorError` naming the assignors it has.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import confluent_kafka
+
+from ._broker_config import broker_assignors
+from ._consumer_protocol import ConsumerProtocolConfig, translate_consumer_protocol
+from ._errors import UnsupportedAssignorError, is_unsupported_assignor, state_error
+from ._protocol_choice import Consumer
+from ._rebalance import Callback
+from ._remote_assignors import unsupported_assignor_message
+
+log = logging.getLogger("kafka_assignors.confluent")
+
+_Base: Any = confluent_kafka.Consumer
+_raw_poll = _Base.poll
+_raw_consume = _Base.consume
+
+
+class BrokerAssignedConsumer(Consumer):
+    """A confluent-kafka ``Consumer`` in a ``group.protocol=consumer`` group.
+
+    Takes the bridge's configuration: ``partition.assignment.strategy`` picks the broker's
+    assignor (``balanced-sticky`` for ours), unless ``group.remote.assignor`` is given.
+    See ``docs/confluent.md``.
+    """
+
+    def __init__(self, config: Mapping[str, Any], **kwargs: Any) -> None:
+        settings = translate_consumer_protocol({**config, **kwargs})
+        self._settings: ConsumerProtocolConfig = settings
+        self._closed = False
+        self._in_callback = False
+        #: the UNSUPPORTED_ASSIGNOR error once seen: raised again by every poll()/consume()
+        self._fatal: UnsupportedAssignorError | None = None
+        super().__init__(settings.confluent)
+
+    @property
+    def remote_assignor(self) -> str:
+        """The broker-side assignor this member asks for (``group.remote.assignor``)."""
+        return self._settings.remote_assignor
+
+    @property
+    def cooperative(self) -> bool:
+        """Always True: the consumer protocol moves partitions incrementally."""
+        return True
+
+    def subscribe(
+        self,
+        topics: Sequence[str],
+        on_assign: Callback | None = None,
+        on_revoke: Callback | None = None,
+        on_lost: Callback | None = None,
+    ) -> None:
+        """Join the group for ``topics`` (names, or regexes starting with ``^``)."""
+        self._check_usable("subscribe")
+        callbacks: dict[str, Callback] = {}
+        for name, cb in (("on_assign", on_assign), ("on_revoke", on_revoke),
+                         ("on_lost", on_lost)):
+            if cb is not None and not callable(cb):
+                raise TypeError(f"{name} must be callable(consumer, partitions)")
+            if cb is not None:
+                callbacks[name] = self._marked(cb)
+        _Base.subscribe(self, list(topics), **callbacks)
+
+    def _marked(self, callback: Callback) -> Callback:
+        """The callback, run with the flag that allows assign() and forbids poll()."""
+        def run(consumer: Any, partitions: list[Any]) -> None:
+            self._in_callback = True
+            try:
+                callback(self, partitions)
+            finally:
+                self._in_callback = False
+        return run
+
+    def unsubscribe(self) -> None:
+        """Leave the group (librdkafka calls on_revoke with every partition held)."""
+        self._check_usable("unsubscribe")
+        _Base.unsubscribe(self)
+
+    # --- consuming ------------------------------------------------------------------------
+
+    def poll(self, timeout: float | None = None) -> Any:
+        """One message or event (or None on timeout); raises UnsupportedAssignorError."""
+        self._check_polling()
+        msg = _raw_poll(self, -1 if timeout is None else timeout)
+        if msg is not None and msg.error() is not None:
+            self._check_error(msg.error())
+        return msg
+
+    def consume(self, num_messages: int = 1, timeout: float = -1) -> list[Any]:
+        """Up to ``num_messages`` messages, waiting at most ``timeout`` seconds (-1: forever)."""
+        self._check_polling()
+        msgs: list[Any] = _raw_consume(self, num_messages, -1 if timeout is None else timeout)
+        for msg in msgs:
+            if msg.error() is not None:
+                self._check_error(msg.error())
+        return msgs
+
+    def _check_polling(self) -> None:
+        if self._closed:
+            raise RuntimeError("Consumer closed")
+        if self._in_callback:
+            raise state_error("poll()/consume() cannot be called from a rebalance callback")
+        if self._fatal is not None:
+            raise self._fatal
+
+    def _check_error(self, error: Any) -> None:
+        """Turn librdkafka's UNSUPPORTED_ASSIGNOR into an error that says what to do."""
+        if not is_unsupported_assignor(error):
+            return
+        asked = self._settings.remote_assignor
+        on_broker = broker_assignors(self._settings.confluent)
+        message = unsupported_assignor_message(asked, on_broker)
+        log.error("%s", message)
+        self._fatal = UnsupportedAssignorError(
+            message, asked, on_broker if isinstance(on_broker, list) else None
+        )
+        raise self._fatal
+
+    # --- offsets --------------------------------------------------------------------------
+
+    def commit(
+        self,
+        message: Any = None,
+        offsets: Sequence[Any] | None = None,
+        asynchronous: bool = False,
+    ) -> list[Any] | None:
+        """Commit (synchronous by default, as with the bridge; confluent-kafka's default is
+        asynchronous): the returned partitions are committed when this returns."""
+        self._check_usable(None)
+        kwargs: dict[str, Any] = {"asynchronous": asynchronous}
+        if message is not None:
+            kwargs["message"] = message
+        if offsets is not None:
+            kwargs["offsets"] = list(offsets)
+        result: list[Any] | None = _Base.commit(self, **kwargs)
+        return result
+
+    # --- assignment: only from inside rebalance callbacks (the group decides) -------------
+
+    def assign(self, partitions: list[Any]) -> None:
+        self._only_in_callback("assign")
+        _Base.assign(self, partitions)
+
+    def unassign(self) -> None:
+        self._only_in_callback("unassign")
+        _Base.unassign(self)
+
+    def incremental_assign(self, partitions: list[Any]) -> None:
+        self._only_in_callback("incremental_assign")
+        _Base.incremental_assign(self, partitions)
+
+    def incremental_unassign(self, partitions: list[Any]) -> None:
+        self._only_in_callback("incremental_unassign")
+        _Base.incremental_unassign(self, partitions)
+
+    def _only_in_callback(self, name: str) -> None:
+        if not self._in_callback:
+            raise state_error(
+                f"{name}() outside a rebalance callback: the group assigns this consumer's "
+                "partitions (call it from on_assign/on_revoke, or not at all)"
+            )
+
+    # --- lifecycle ------------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Leave the group (on_revoke, final auto-commit) and close; a second call does nothing."""
+        if self._closed:
+            return
+        self._check_usable("close")
+        self._closed = True
+        _Base.close(self)
+
+    def __enter__(self) -> BrokerAssignedConsumer:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def _check_usable(self, name: str | None) -> None:
+        if self._closed:
+            raise RuntimeError("Consumer closed")
+        if name is not None and self._in_callback:
+            raise state_error(f"{name}() cannot be called from a rebalance callback")
+

@@ -1,0 +1,162 @@
+"""``explain`` for a consumer-protocol group (KIP-848): the broker's assignor, epochs and
+each member's current and target assignment (plain data in, no I/O).
+
+In such a group the broker computes a *target* assignment for each group epoch and the
+members move to it one heartbeat at a time: a member whose assignment differs from its
+target, or whose epoch is behind, is still reconciling.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, TextIO
+
+from .model import (
+    GroupReport,
+    MemberReport,
+    Partition,
+    imbalance,
+    lag_by_partition,
+)
+
+
+def _member(m: Mapping[str, Any], lag_of: Mapping[Partition, int | None]) -> MemberReport:
+    parts: dict[str, list[int]] = dict(m["assignment"])
+    report = MemberReport(
+        member_id=str(m["member_id"]),
+        client_id=str(m["client_id"]),
+        host=str(m["client_host"]).lstrip("/"),
+        instance_id=m.get("instance_id"),
+        rack=m.get("rack") or None,
+        topics=list(m["topics"]),
+        assignment=parts,
+        subscription_user_data=None,
+        assignment_user_data=None,
+        member_epoch=int(m["member_epoch"]),
+        target_assignment=dict(m["target_assignment"]),
+        topic_regex=m.get("topic_regex"),
+        member_type=m.get("member_type"),
+    )
+    report.partitions = sum(len(ps) for ps in parts.values())
+    for topic, ps in parts.items():
+        for p in ps:
+            lag = lag_of.get((topic, p))
+            report.lag[f"{topic}-{p}"] = lag
+            report.total_lag += lag or 0
+    return report
+
+
+def _difference(have: Mapping[str, list[int]], want: Mapping[str, list[int]]) -> list[str]:
+    held = {f"{t}-{p}" for t, ps in have.items() for p in ps}
+    target = {f"{t}-{p}" for t, ps in want.items() for p in ps}
+    out = []
+    if held - target:
+        out.append(f"to revoke {', '.join(sorted(held - target))}")
+    if target - held:
+        out.append(f"to receive {', '.join(sorted(target - held))}")
+    return out
+
+
+def consumer_group_report(
+    view: Mapping[str, Any],
+    committed: Mapping[Partition, int],
+    end_offsets: Mapping[Partition, int],
+) -> GroupReport:
+    """The report of a ConsumerGroupDescribe view (see ``consumer_group_api.group_view``)."""
+    lag_of = lag_by_partition(committed, end_offsets)
+    members = [_member(m, lag_of) for m in view.get("members") or ()]
+    members.sort(key=lambda m: (m.client_id, m.member_id))
+    spread, lag_ratio, idle = imbalance(
+        [m.partitions for m in members], [m.total_lag for m in members]
+    )
+    owned = {(t, p) for m in members for t, ps in m.assignment.items() for p in ps}
+    subscribed = {t for m in members for t in m.topics}
+    unassigned = sorted(
+        f"{t}-{p}" for t, p in end_offsets if t in subscribed and (t, p) not in owned
+    )
+    group_epoch = int(view["group_epoch"])
+    target_epoch = int(view["assignment_epoch"])
+    notes: list[str] = []
+    if target_epoch < group_epoch:
+        notes.append(
+            f"target assignment epoch {target_epoch} < group epoch {group_epoch}: the broker "
+            "has not yet computed the target for the latest change (it does on a member's "
+            "heartbeat, at most every group.consumer.assignment.interval.ms)"
+        )
+    for m in members:
+        name = m.client_id or m.member_id
+        moves = _difference(m.assignment, m.target_assignment or {})
+        if moves:
+            notes.append(f"{name} ({m.member_id}) is reconciling: {'; '.join(moves)}")
+        if m.member_epoch is not None and m.member_epoch < group_epoch:
+            notes.append(
+                f"{name} ({m.member_id}) is at member epoch {m.member_epoch}, behind group "
+                f"epoch {group_epoch}"
+            )
+        if m.member_type == "classic":
+            notes.append(f"{name} ({m.member_id}) is a classic-protocol member of this group")
+    if not members:
+        notes.append("the group has no active members (offsets only)")
+    return GroupReport(
+        group=str(view["group_id"]),
+        state=str(view.get("group_state") or "Unknown"),
+        protocol_type="consumer",
+        strategy=str(view.get("assignor") or "") or None,
+        generation=None,
+        leader=None,
+        members=members,
+        count_imbalance=spread,
+        lag_imbalance=lag_ratio,
+        idle_members=idle,
+        total_lag=sum(v or 0 for v in lag_of.values()),
+        unassigned=unassigned,
+        notes=notes,
+        group_type="consumer",
+        group_epoch=group_epoch,
+        assignment_epoch=target_epoch,
+    )
+
+
+def _partitions(by_topic: Mapping[str, list[int]]) -> str:
+    return "; ".join(f"{t} {' '.join(map(str, ps))}" for t, ps in by_topic.items()) or "-"
+
+
+def render_consumer_group_text(report: GroupReport, out: TextIO) -> None:
+    """The human-readable form of a consumer-protocol group."""
+    w = out.write
+    w(f"group      {report.group}\n")
+    w("type       consumer (group.protocol=consumer, KIP-848: the broker assigns)\n")
+    w(f"state      {report.state}\n")
+    w(f"assignor   {report.strategy or '-'} (on the broker)\n")
+    w(f"epochs     group {report.group_epoch}, target assignment {report.assignment_epoch}\n")
+    w(f"members    {len(report.members)}\n")
+    for m in report.members:
+        w(f"\n  {m.client_id or '-'}  {m.member_id}\n")
+        extras = [f"host {m.host or '-'}", f"member epoch {m.member_epoch}"]
+        if m.instance_id:
+            extras.append(f"static {m.instance_id}")
+        if m.rack:
+            extras.append(f"rack {m.rack}")
+        if m.member_type:
+            extras.append(f"{m.member_type} member")
+        w(f"    {', '.join(extras)}\n")
+        regex = f" (regex {m.topic_regex})" if m.topic_regex else ""
+        w(f"    subscribed: {', '.join(m.topics) or '-'}{regex}\n")
+        w(f"    partitions {m.partitions}, lag {m.total_lag}\n")
+        for topic, ps in m.assignment.items():
+            lags = " ".join(f"{p}:{'-' if (v := m.lag.get(f'{topic}-{p}')) is None else v}"
+                            for p in ps)
+            w(f"      {topic}  {lags}\n")
+        if m.target_assignment == m.assignment:
+            w("    target: the same (reconciled)\n")
+        else:
+            w(f"    target: {_partitions(m.target_assignment or {})}\n")
+    w("\nimbalance\n")
+    w(f"  partitions per member: max - min = {report.count_imbalance}\n")
+    ratio = "-" if report.lag_imbalance is None else f"{report.lag_imbalance:.2f}"
+    w(f"  lag: heaviest member / mean = {ratio}\n")
+    w(f"  idle members {report.idle_members}, total lag {report.total_lag}\n")
+    if report.unassigned:
+        w(f"  unassigned partitions: {', '.join(report.unassigned)}\n")
+    for note in report.notes:
+        w(f"note: {note}\n")
