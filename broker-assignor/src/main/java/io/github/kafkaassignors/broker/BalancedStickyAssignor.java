@@ -38,6 +38,17 @@ import org.apache.kafka.coordinator.group.api.assignor.SubscribedTopicDescriber;
 public class BalancedStickyAssignor implements ConsumerGroupPartitionAssignor {
     public static final String NAME = "balanced-sticky";
 
+    private final boolean fastPaths;
+
+    public BalancedStickyAssignor() {
+        this(true);
+    }
+
+    /** @param fastPaths false: always the general path (tests compare the two) */
+    BalancedStickyAssignor(boolean fastPaths) {
+        this.fastPaths = fastPaths;
+    }
+
     @Override
     public String name() {
         return NAME;
@@ -64,6 +75,13 @@ public class BalancedStickyAssignor implements ConsumerGroupPartitionAssignor {
         Subscriptions subscriptions = Subscriptions.read(groupSpec, members, topics);
         List<Uuid> topicIds = subscriptions.topicIds;
         int[][] subs = subscriptions.subs;
+        boolean same = sameSubscriptions(subs);
+        if (same && fastPaths) {
+            GroupAssignment fast = HomogeneousFastPath.assign(groupSpec, members, subscriptions);
+            if (fast != null) {
+                return fast;
+            }
+        }
         int[] claimed = new int[members.length];
         int[][][] claims = readClaims(groupSpec, members, subscriptions, claimed);
         Problem problem = Problem.resolve(subscriptions.counts, subs, claims);
@@ -81,7 +99,7 @@ public class BalancedStickyAssignor implements ConsumerGroupPartitionAssignor {
         }
         // by the usable subscriptions: members that differ only in topics that do not exist
         // still get the homogeneous builder (equal subscriptions share one array: cheap)
-        int[][][] result = sameSubscriptions(subs)
+        int[][][] result = same
                 ? new HomogeneousAssignmentBuilder(problem).build()
                 : new HeterogeneousAssignmentBuilder(problem).build();
 

@@ -1,0 +1,511 @@
+package io.github.kafkaassignors.broker;
+
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Set;
+import org.apache.kafka.common.Uuid;
+import org.apache.kafka.coordinator.group.api.assignor.GroupAssignment;
+import org.apache.kafka.coordinator.group.api.assignor.GroupSpec;
+import org.apache.kafka.coordinator.group.api.assignor.MemberAssignment;
+
+/**
+ * Identical subscriptions without racks, worked from set sizes: a new group, and the usual
+ * rebalance of a stable group (a member leaves, partitions are added) where every member can
+ * keep every partition of a topic up to the floor of partitions/members plus one. Only the
+ * sets of members that shed partitions (beyond that) or gain some are read; the free
+ * partitions are found with {@link GroupSpec#isPartitionAssigned}, after checking that their
+ * number is what the sizes imply (else claims overlap or lie out of range). The result has the
+ * guarantees of {@link HomogeneousAssignmentBuilder} (the same shape, every extra kept: the
+ * fewest moves) and is deterministic; returns null whenever an assumption fails, and the
+ * general path decides.
+ */
+final class HomogeneousFastPath {
+    private HomogeneousFastPath() {
+    }
+
+    /** @param members in canonical order; every member subscribes to every topic of {@code s} */
+    static GroupAssignment assign(GroupSpec spec, String[] members, Subscriptions s) {
+        int count = s.counts.length;
+        if (count == 0 || s.subs[0].length != count) {
+            return null;
+        }
+        for (String member : members) {
+            if (spec.memberSubscription(member).rackId().isPresent()) {
+                return null;
+            }
+        }
+        MemberAssignment[] current = new MemberAssignment[members.length];
+        boolean owned = false;
+        for (int m = 0; m < members.length; m++) {
+            current[m] = spec.memberAssignment(members[m]);
+            if (!owned && current[m] != null) {
+                for (Set<Integer> ps : current[m].partitions().values()) {
+                    if (!ps.isEmpty()) {
+                        owned = true;
+                        break;
+                    }
+                }
+            }
+        }
+        return owned ? new Rebalance(spec, members, s, current).run() : fresh(members, s, current);
+    }
+
+    /**
+     * Nobody owns anything: what {@link HomogeneousAssignmentBuilder} and {@link Dealer} give,
+     * computed directly. Topic t's n_t mod M extras go to the members of a window (mod M) that
+     * starts where the previous topic's ended; its partitions are dealt in canonical order, so
+     * a member holds a run of consecutive partitions.
+     */
+    private static GroupAssignment fresh(String[] members, Subscriptions s,
+            MemberAssignment[] current) {
+        int size = members.length;
+        int topics = s.counts.length;
+        int[] base = new int[topics];
+        int[] extra = new int[topics];
+        int[] from = new int[topics];
+        int next = 0;
+        int everybody = 0; // topics every member gets some of
+        int[] perMember = new int[size];
+        for (int t = 0; t < topics; t++) {
+            base[t] = s.counts[t] / size;
+            extra[t] = s.counts[t] % size;
+            from[t] = next;
+            next = (int) ((next + (long) extra[t]) % size);
+            if (base[t] > 0) {
+                everybody++;
+            } else {
+                for (int i = 0; i < extra[t]; i++) {
+                    perMember[(from[t] + i) % size]++;
+                }
+            }
+        }
+        // member -> topics with base 0 where it gets an extra (in topic order)
+        int[][] extraTopics = new int[size][];
+        for (int m = 0; m < size; m++) {
+            extraTopics[m] = new int[perMember[m]];
+            perMember[m] = 0;
+        }
+        for (int t = 0; t < topics; t++) {
+            if (base[t] == 0) {
+                for (int i = 0; i < extra[t]; i++) {
+                    int m = (from[t] + i) % size;
+                    extraTopics[m][perMember[m]++] = t;
+                }
+            }
+        }
+        Map<String, MemberAssignment> out = new HashMap<>(size * 2);
+        for (int m = 0; m < size; m++) {
+            Map<Uuid, Set<Integer>> partitions = new HashMap<>(
+                    (int) ((everybody + extraTopics[m].length) / 0.75f) + 1);
+            if (everybody > 0) {
+                for (int t = 0; t < topics; t++) {
+                    if (base[t] > 0) {
+                        partitions.put(s.topicIds.get(t), run(m, base[t], extra[t], from[t], size));
+                    }
+                }
+            }
+            for (int t : extraTopics[m]) {
+                partitions.put(s.topicIds.get(t), run(m, 0, extra[t], from[t], size));
+            }
+            out.put(members[m], partitions.isEmpty() && current[m] != null ? current[m]
+                    : new Assignment(Collections.unmodifiableMap(partitions)));
+        }
+        return new GroupAssignment(out);
+    }
+
+    /** Member m's partitions of a topic dealt base each plus one to the window [from, from+extra). */
+    private static PartitionSet run(int m, int base, int extra, int from, int size) {
+        int end = from + extra; // exclusive, may pass size (the window wraps)
+        int before = Math.max(0, Math.min(m, end) - from) + Math.max(0, Math.min(m, end - size));
+        boolean inWindow = (m >= from && m < end) || m < end - size;
+        int[] ps = new int[base + (inWindow ? 1 : 0)];
+        int first = m * base + before;
+        for (int i = 0; i < ps.length; i++) {
+            ps[i] = first + i;
+        }
+        return new PartitionSet(ps);
+    }
+
+    /** A group where some member owns something. */
+    private static final class Rebalance {
+        final GroupSpec spec;
+        final String[] members;
+        final Subscriptions s;
+        final MemberAssignment[] current;
+        final int size;
+        final int topics;
+        final int[] base;
+        final int[] need; // extras of each topic still to place
+        final int[] deg; // extras a member holds
+        // the members' non-empty sets on our topics: entries start[m]..start[m+1]-1
+        int[] start;
+        int[] entryTopic;
+        Set<Integer>[] entrySet;
+        int entries;
+
+        Rebalance(GroupSpec spec, String[] members, Subscriptions s, MemberAssignment[] current) {
+            this.spec = spec;
+            this.members = members;
+            this.s = s;
+            this.current = current;
+            this.size = members.length;
+            this.topics = s.counts.length;
+            this.base = new int[topics];
+            this.need = new int[topics];
+            this.deg = new int[size];
+        }
+
+        @SuppressWarnings("unchecked")
+        GroupAssignment run() {
+            long total = 0;
+            int withBase = 0;
+            for (int t = 0; t < topics; t++) {
+                base[t] = s.counts[t] / size;
+                need[t] = s.counts[t] % size;
+                total += need[t];
+                if (base[t] > 0) {
+                    withBase++;
+                }
+            }
+            int quota = (int) (total / size);
+            int bonus = (int) (total % size);
+            // sizes only: which extras members hold, who sheds, who lacks a topic's floor
+            start = new int[size + 1];
+            entryTopic = new int[size * 4 + 16];
+            entrySet = new Set[entryTopic.length];
+            long[] claimed = new long[topics];
+            int[] holders = new int[topics];
+            boolean[] sheds = new boolean[size];
+            boolean[] short_ = new boolean[size];
+            int full = 0;
+            for (int m = 0; m < size; m++) {
+                start[m] = entries;
+                int atBase = 0;
+                if (current[m] != null) {
+                    for (Map.Entry<Uuid, Set<Integer>> e : current[m].partitions().entrySet()) {
+                        Set<Integer> ps = e.getValue();
+                        int n = ps.size();
+                        if (n == 0) {
+                            continue;
+                        }
+                        Integer topic = s.topicIndex.get(e.getKey());
+                        if (topic == null) {
+                            return null; // a claim to drop: the general path
+                        }
+                        int t = topic;
+                        if (entries == entryTopic.length) {
+                            entryTopic = Arrays.copyOf(entryTopic, entries * 2);
+                            entrySet = Arrays.copyOf(entrySet, entries * 2);
+                        }
+                        entryTopic[entries] = t;
+                        entrySet[entries++] = ps;
+                        claimed[t] += n;
+                        if (n > base[t]) {
+                            deg[m]++;
+                            need[t]--;
+                            holders[t]++;
+                            sheds[m] |= n > base[t] + 1;
+                        }
+                        if (base[t] > 0) {
+                            if (n >= base[t]) {
+                                atBase++;
+                            } else {
+                                short_[m] = true;
+                            }
+                        }
+                    }
+                }
+                short_[m] |= atBase < withBase;
+                if (deg[m] > quota + 1) {
+                    return null;
+                }
+                if (deg[m] == quota + 1) {
+                    full++;
+                }
+            }
+            start[size] = entries;
+            if (full > bonus) {
+                return null;
+            }
+            for (int t = 0; t < topics; t++) {
+                if (need[t] < 0 || claimed[t] > s.counts[t]) {
+                    return null;
+                }
+            }
+            // the free partitions: exactly as many as the sizes leave, or claims are not disjoint
+            int[][] pool = new int[topics][];
+            int[] poolSize = new int[topics];
+            for (int t = 0; t < topics; t++) {
+                int free = (int) (s.counts[t] - claimed[t]);
+                pool[t] = new int[free];
+                if (claimed[t] == 0) {
+                    for (int p = 0; p < free; p++) {
+                        pool[t][p] = p;
+                    }
+                    poolSize[t] = free;
+                    continue;
+                }
+                Uuid id = s.topicIds.get(t);
+                for (int p = 0; p < s.counts[t]; p++) {
+                    if (!spec.isPartitionAssigned(id, p)) {
+                        if (poolSize[t] == free) {
+                            return null;
+                        }
+                        pool[t][poolSize[t]++] = p;
+                    }
+                }
+                if (poolSize[t] != free) {
+                    return null;
+                }
+            }
+            // shedders keep their lowest partitions up to floor + 1 of each topic
+            int[][] keptOf = new int[entries][];
+            for (int m = 0; m < size; m++) {
+                if (!sheds[m]) {
+                    continue;
+                }
+                for (int i = start[m]; i < start[m + 1]; i++) {
+                    int t = entryTopic[i];
+                    if (entrySet[i].size() <= base[t] + 1) {
+                        continue;
+                    }
+                    int[] ps = sorted(entrySet[i], s.counts[t]);
+                    if (ps == null) {
+                        return null;
+                    }
+                    keptOf[i] = Arrays.copyOf(ps, base[t] + 1);
+                    int shed = ps.length - base[t] - 1;
+                    if (pool[t].length < poolSize[t] + shed) {
+                        pool[t] = Arrays.copyOf(pool[t], poolSize[t] + shed);
+                    }
+                    System.arraycopy(ps, base[t] + 1, pool[t], poolSize[t], shed);
+                    poolSize[t] += shed;
+                }
+            }
+            for (int t = 0; t < topics; t++) {
+                if (poolSize[t] != pool[t].length) {
+                    pool[t] = Arrays.copyOf(pool[t], poolSize[t]);
+                }
+                if (!Problem.isSorted(pool[t])) {
+                    Arrays.sort(pool[t]);
+                }
+                for (int i = 1; i < pool[t].length; i++) {
+                    if (pool[t][i] == pool[t][i - 1]) {
+                        return null; // a shed partition the broker calls free
+                    }
+                }
+            }
+            // complete the shape: extras still to place go to members without one of the topic
+            int[][] gained = fill(quota, bonus, holders);
+            if (gained == null) {
+                return null;
+            }
+            // who changes, canonical order: shedders, members that gain an extra or lack a floor
+            Map<String, MemberAssignment> out = new HashMap<>(size * 2);
+            int[] taken = new int[topics];
+            int[] ownSize = new int[topics];
+            int[] ownEntry = new int[topics];
+            Arrays.fill(ownEntry, -1);
+            for (int m = 0; m < size; m++) {
+                if (!sheds[m] && !short_[m] && gained[m] == null) {
+                    if (current[m] != null) {
+                        out.put(members[m], current[m]);
+                    } else {
+                        out.put(members[m], new Assignment(Collections.emptyMap()));
+                    }
+                    continue;
+                }
+                for (int i = start[m]; i < start[m + 1]; i++) {
+                    ownSize[entryTopic[i]] = entrySet[i].size();
+                    ownEntry[entryTopic[i]] = i;
+                }
+                if (gained[m] != null) {
+                    for (int t : gained[m]) {
+                        ownSize[t] = -1 - ownSize[t]; // marks a new extra
+                    }
+                }
+                Map<Uuid, Set<Integer>> partitions = new HashMap<>();
+                for (int t = 0; t < topics; t++) {
+                    boolean extra = ownSize[t] < 0;
+                    int own = extra ? -1 - ownSize[t] : ownSize[t];
+                    int i = ownEntry[t];
+                    int target = base[t] + (extra || own > base[t] ? 1 : 0);
+                    Set<Integer> set;
+                    if (own == target) {
+                        set = own == 0 ? null : entrySet[i];
+                    } else if (own > target) {
+                        set = new PartitionSet(keptOf[i]);
+                    } else {
+                        int[] ps = new int[target];
+                        int k = 0;
+                        if (own > 0) {
+                            for (int p : entrySet[i]) {
+                                ps[k++] = p;
+                            }
+                        }
+                        int want = target - own;
+                        if (taken[t] + want > pool[t].length) {
+                            return null;
+                        }
+                        System.arraycopy(pool[t], taken[t], ps, k, want);
+                        taken[t] += want;
+                        Arrays.sort(ps);
+                        set = new PartitionSet(ps);
+                    }
+                    if (set != null) {
+                        partitions.put(s.topicIds.get(t), set);
+                    }
+                    ownSize[t] = 0;
+                    ownEntry[t] = -1;
+                }
+                out.put(members[m], new Assignment(Collections.unmodifiableMap(partitions)));
+            }
+            for (int t = 0; t < topics; t++) {
+                if (taken[t] != pool[t].length) {
+                    return null;
+                }
+            }
+            return new GroupAssignment(out);
+        }
+
+        /**
+         * Topic by topic (the most wanted first), to members that hold no extra of it: those
+         * below the quota first (the fewest extras first, then canonical order), then those
+         * at the quota while places with one more are left. Member -> new extras' topics
+         * (null where none), or null when the greedy gets stuck.
+         */
+        private int[][] fill(int quota, int bonus, int[] holders) {
+            int bonusLeft = bonus;
+            for (int m = 0; m < size; m++) {
+                if (deg[m] == quota + 1) {
+                    bonusLeft--;
+                }
+            }
+            // topic -> members holding an extra of it
+            int[][] holding = new int[topics][];
+            for (int t = 0; t < topics; t++) {
+                holding[t] = new int[holders[t]];
+                holders[t] = 0;
+            }
+            for (int m = 0; m < size; m++) {
+                for (int i = start[m]; i < start[m + 1]; i++) {
+                    int t = entryTopic[i];
+                    if (entrySet[i].size() > base[t]) {
+                        holding[t][holders[t]++] = m;
+                    }
+                }
+            }
+            Integer[] order = new Integer[topics];
+            int wanted = 0;
+            for (int t = 0; t < topics; t++) {
+                if (need[t] > 0) {
+                    order[wanted++] = t;
+                }
+            }
+            int[][] gained = new int[size][];
+            if (wanted == 0) {
+                for (int m = 0; m < size; m++) {
+                    if (deg[m] < quota) {
+                        return null;
+                    }
+                }
+                return gained;
+            }
+            Arrays.sort(order, 0, wanted, (a, b) -> need[a] != need[b] ? need[b] - need[a] : a - b);
+            // buckets by extras held, 0..quota, canonical order; stale entries skipped
+            int[][] bucket = new int[quota + 1][];
+            int[] bucketSize = new int[quota + 1];
+            int[] head = new int[quota + 1];
+            for (int m = 0; m < size; m++) {
+                if (deg[m] <= quota) {
+                    bucketSize[deg[m]]++;
+                }
+            }
+            for (int d = 0; d <= quota; d++) {
+                bucket[d] = new int[Math.max(4, bucketSize[d])];
+                bucketSize[d] = 0;
+            }
+            for (int m = 0; m < size; m++) {
+                if (deg[m] <= quota) {
+                    bucket[deg[m]][bucketSize[deg[m]]++] = m;
+                }
+            }
+            boolean[] holds = new boolean[size];
+            int[] got = new int[size];
+            int[] picked = new int[size];
+            for (int w = 0; w < wanted; w++) {
+                int t = order[w];
+                for (int m : holding[t]) {
+                    holds[m] = true;
+                }
+                int picks = 0;
+                for (int d = 0; d <= quota && picks < need[t]; d++) {
+                    while (head[d] < bucketSize[d] && deg[bucket[d][head[d]]] != d) {
+                        head[d]++;
+                    }
+                    for (int i = head[d]; i < bucketSize[d] && picks < need[t]; i++) {
+                        int m = bucket[d][i];
+                        if (deg[m] != d || holds[m]) {
+                            continue;
+                        }
+                        if (d == quota) {
+                            if (bonusLeft == 0) {
+                                break;
+                            }
+                            bonusLeft--;
+                        }
+                        holds[m] = true; // taken once per topic
+                        picked[picks++] = m;
+                    }
+                }
+                if (picks < need[t]) {
+                    return null;
+                }
+                for (int m : holding[t]) {
+                    holds[m] = false;
+                }
+                for (int i = 0; i < picks; i++) {
+                    int m = picked[i];
+                    holds[m] = false;
+                    if (gained[m] == null) {
+                        gained[m] = new int[Math.max(1, quota + 1 - deg[m])];
+                    }
+                    gained[m][got[m]++] = t;
+                    int d = ++deg[m];
+                    if (d <= quota) {
+                        if (bucketSize[d] == bucket[d].length) {
+                            bucket[d] = Arrays.copyOf(bucket[d], bucketSize[d] * 2);
+                        }
+                        bucket[d][bucketSize[d]++] = m;
+                    }
+                }
+                need[t] = 0;
+            }
+            for (int m = 0; m < size; m++) {
+                if (deg[m] < quota) {
+                    return null;
+                }
+                if (gained[m] != null && gained[m].length != got[m]) {
+                    gained[m] = Arrays.copyOf(gained[m], got[m]);
+                }
+            }
+            return gained;
+        }
+    }
+
+    /** A set's partitions ascending, or null if one lies outside 0..count-1. */
+    private static int[] sorted(Set<Integer> set, int count) {
+        int[] ps = new int[set.size()];
+        int i = 0;
+        for (int p : set) {
+            if (p < 0 || p >= count) {
+                return null;
+            }
+            ps[i++] = p;
+        }
+        Arrays.sort(ps);
+        return ps;
+    }
+}
