@@ -187,13 +187,64 @@ public class BalancedStickyAssignor implements ConsumerGroupPartitionAssignor {
         Collection<String> ids = groupSpec.memberIds();
         CanonicalKey[] keys = new CanonicalKey[ids.size()];
         int i = 0;
+        boolean dynamic = true;
         for (String member : ids) {
-            keys[i++] = new CanonicalKey(member,
+            keys[i] = new CanonicalKey(member,
                     groupSpec.memberSubscription(member).instanceId().orElse(null));
+            dynamic &= keys[i++].instance == null;
+        }
+        if (dynamic && keys.length <= 1 << 16) {
+            return byPrefix(keys);
         }
         Arrays.sort(keys);
         String[] members = new String[keys.length];
         for (i = 0; i < keys.length; i++) {
+            members[i] = keys[i].member;
+        }
+        return members;
+    }
+
+    /**
+     * Dynamic members only, by member id: sorted on the first six characters packed into a
+     * long (with the index in the low 16 bits), then runs that share those characters by the
+     * whole id. The same order as comparing the ids, in a fraction of the time.
+     */
+    private static String[] byPrefix(CanonicalKey[] keys) {
+        long[] packed = new long[keys.length];
+        for (int i = 0; i < keys.length; i++) {
+            String id = keys[i].member;
+            long prefix = 0;
+            for (int c = 0; c < 6; c++) {
+                char ch = c < id.length() ? id.charAt(c) : 0;
+                if (ch > 0x7f) {
+                    Arrays.sort(keys);
+                    return ids(keys);
+                }
+                prefix = prefix << 8 | ch;
+            }
+            packed[i] = prefix << 16 | i;
+        }
+        Arrays.sort(packed); // ASCII: prefixes below 2^47, the packed longs are positive
+        String[] members = new String[keys.length];
+        for (int i = 0; i < keys.length; i++) {
+            members[i] = keys[(int) (packed[i] & 0xffff)].member;
+        }
+        for (int i = 0; i < keys.length; ) {
+            int j = i + 1;
+            while (j < keys.length && packed[j] >>> 16 == packed[i] >>> 16) {
+                j++;
+            }
+            if (j - i > 1) {
+                Arrays.sort(members, i, j);
+            }
+            i = j;
+        }
+        return members;
+    }
+
+    private static String[] ids(CanonicalKey[] keys) {
+        String[] members = new String[keys.length];
+        for (int i = 0; i < keys.length; i++) {
             members[i] = keys[i].member;
         }
         return members;

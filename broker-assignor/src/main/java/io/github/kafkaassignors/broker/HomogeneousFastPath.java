@@ -142,6 +142,7 @@ final class HomogeneousFastPath {
         // the members' non-empty sets on our topics: entries start[m]..start[m+1]-1
         int[] start;
         int[] entryTopic;
+        int[] entrySize;
         Set<Integer>[] entrySet;
         int entries;
 
@@ -174,6 +175,7 @@ final class HomogeneousFastPath {
             // sizes only: which extras members hold, who sheds, who lacks a topic's floor
             start = new int[size + 1];
             entryTopic = new int[size * 4 + 16];
+            entrySize = new int[entryTopic.length];
             entrySet = new Set[entryTopic.length];
             long[] claimed = new long[topics];
             int[] holders = new int[topics];
@@ -197,9 +199,11 @@ final class HomogeneousFastPath {
                         int t = topic;
                         if (entries == entryTopic.length) {
                             entryTopic = Arrays.copyOf(entryTopic, entries * 2);
+                            entrySize = Arrays.copyOf(entrySize, entries * 2);
                             entrySet = Arrays.copyOf(entrySet, entries * 2);
                         }
                         entryTopic[entries] = t;
+                        entrySize[entries] = n;
                         entrySet[entries++] = ps;
                         claimed[t] += n;
                         if (n > base[t]) {
@@ -240,6 +244,9 @@ final class HomogeneousFastPath {
             for (int t = 0; t < topics; t++) {
                 int free = (int) (s.counts[t] - claimed[t]);
                 pool[t] = new int[free];
+                if (free == 0) {
+                    continue; // fully claimed (the broker's target assignment is disjoint)
+                }
                 if (claimed[t] == 0) {
                     for (int p = 0; p < free; p++) {
                         pool[t][p] = p;
@@ -268,7 +275,7 @@ final class HomogeneousFastPath {
                 }
                 for (int i = start[m]; i < start[m + 1]; i++) {
                     int t = entryTopic[i];
-                    if (entrySet[i].size() <= base[t] + 1) {
+                    if (entrySize[i] <= base[t] + 1) {
                         continue;
                     }
                     int[] ps = sorted(entrySet[i], s.counts[t]);
@@ -318,7 +325,7 @@ final class HomogeneousFastPath {
                     continue;
                 }
                 for (int i = start[m]; i < start[m + 1]; i++) {
-                    ownSize[entryTopic[i]] = entrySet[i].size();
+                    ownSize[entryTopic[i]] = entrySize[i];
                     ownEntry[entryTopic[i]] = i;
                 }
                 if (gained[m] != null) {
@@ -392,7 +399,7 @@ final class HomogeneousFastPath {
             for (int m = 0; m < size; m++) {
                 for (int i = start[m]; i < start[m + 1]; i++) {
                     int t = entryTopic[i];
-                    if (entrySet[i].size() > base[t]) {
+                    if (entrySize[i] > base[t]) {
                         holding[t][holders[t]++] = m;
                     }
                 }
