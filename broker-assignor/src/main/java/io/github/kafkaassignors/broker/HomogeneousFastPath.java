@@ -143,7 +143,7 @@ final class HomogeneousFastPath {
         int[] start;
         int[] entryTopic;
         int[] entrySize;
-        Set<Integer>[] entrySet;
+        Map<Uuid, Set<Integer>>[] maps;
         int entries;
 
         Rebalance(GroupSpec spec, String[] members, Subscriptions s, MemberAssignment[] current) {
@@ -174,9 +174,16 @@ final class HomogeneousFastPath {
             int bonus = (int) (total % size);
             // sizes only: which extras members hold, who sheds, who lacks a topic's floor
             start = new int[size + 1];
-            entryTopic = new int[size * 4 + 16];
-            entrySize = new int[entryTopic.length];
-            entrySet = new Set[entryTopic.length];
+            maps = new Map[size];
+            int most = 0;
+            for (int m = 0; m < size; m++) {
+                if (current[m] != null) {
+                    maps[m] = current[m].partitions();
+                    most += maps[m].size();
+                }
+            }
+            entryTopic = new int[most];
+            entrySize = new int[most];
             long[] claimed = new long[topics];
             int[] holders = new int[topics];
             boolean[] sheds = new boolean[size];
@@ -185,8 +192,8 @@ final class HomogeneousFastPath {
             for (int m = 0; m < size; m++) {
                 start[m] = entries;
                 int atBase = 0;
-                if (current[m] != null) {
-                    for (Map.Entry<Uuid, Set<Integer>> e : current[m].partitions().entrySet()) {
+                if (maps[m] != null) {
+                    for (Map.Entry<Uuid, Set<Integer>> e : maps[m].entrySet()) {
                         Set<Integer> ps = e.getValue();
                         int n = ps.size();
                         if (n == 0) {
@@ -198,13 +205,10 @@ final class HomogeneousFastPath {
                         }
                         int t = topic;
                         if (entries == entryTopic.length) {
-                            entryTopic = Arrays.copyOf(entryTopic, entries * 2);
-                            entrySize = Arrays.copyOf(entrySize, entries * 2);
-                            entrySet = Arrays.copyOf(entrySet, entries * 2);
+                            return null; // the map changed under us
                         }
                         entryTopic[entries] = t;
-                        entrySize[entries] = n;
-                        entrySet[entries++] = ps;
+                        entrySize[entries++] = n;
                         claimed[t] += n;
                         if (n > base[t]) {
                             deg[m]++;
@@ -268,7 +272,7 @@ final class HomogeneousFastPath {
                 }
             }
             // shedders keep their lowest partitions up to floor + 1 of each topic
-            int[][] keptOf = new int[entries][];
+            int[][] keptOf = null; // entry -> the partitions a shedder keeps
             for (int m = 0; m < size; m++) {
                 if (!sheds[m]) {
                     continue;
@@ -278,9 +282,12 @@ final class HomogeneousFastPath {
                     if (entrySize[i] <= base[t] + 1) {
                         continue;
                     }
-                    int[] ps = sorted(entrySet[i], s.counts[t]);
+                    int[] ps = sorted(setOf(m, t), s.counts[t]);
                     if (ps == null) {
                         return null;
+                    }
+                    if (keptOf == null) {
+                        keptOf = new int[entries][];
                     }
                     keptOf[i] = Arrays.copyOf(ps, base[t] + 1);
                     int shed = ps.length - base[t] - 1;
@@ -341,14 +348,14 @@ final class HomogeneousFastPath {
                     int target = base[t] + (extra || own > base[t] ? 1 : 0);
                     Set<Integer> set;
                     if (own == target) {
-                        set = own == 0 ? null : entrySet[i];
+                        set = own == 0 ? null : setOf(m, t);
                     } else if (own > target) {
                         set = new PartitionSet(keptOf[i]);
                     } else {
                         int[] ps = new int[target];
                         int k = 0;
                         if (own > 0) {
-                            for (int p : entrySet[i]) {
+                            for (int p : setOf(m, t)) {
                                 ps[k++] = p;
                             }
                         }
@@ -377,6 +384,10 @@ final class HomogeneousFastPath {
             return new GroupAssignment(out);
         }
 
+        private Set<Integer> setOf(int m, int t) {
+            return maps[m].get(s.topicIds.get(t));
+        }
+
         /**
          * Topic by topic (the most wanted first), to members that hold no extra of it: those
          * below the quota first (the fewest extras first, then canonical order), then those
@@ -388,20 +399,6 @@ final class HomogeneousFastPath {
             for (int m = 0; m < size; m++) {
                 if (deg[m] == quota + 1) {
                     bonusLeft--;
-                }
-            }
-            // topic -> members holding an extra of it
-            int[][] holding = new int[topics][];
-            for (int t = 0; t < topics; t++) {
-                holding[t] = new int[holders[t]];
-                holders[t] = 0;
-            }
-            for (int m = 0; m < size; m++) {
-                for (int i = start[m]; i < start[m + 1]; i++) {
-                    int t = entryTopic[i];
-                    if (entrySize[i] > base[t]) {
-                        holding[t][holders[t]++] = m;
-                    }
                 }
             }
             Integer[] order = new Integer[topics];
@@ -421,6 +418,20 @@ final class HomogeneousFastPath {
                 return gained;
             }
             Arrays.sort(order, 0, wanted, (a, b) -> need[a] != need[b] ? need[b] - need[a] : a - b);
+            // wanted topic -> members holding an extra of it
+            int[][] holding = new int[topics][];
+            for (int w = 0; w < wanted; w++) {
+                holding[order[w]] = new int[holders[order[w]]];
+                holders[order[w]] = 0;
+            }
+            for (int m = 0; m < size; m++) {
+                for (int i = start[m]; i < start[m + 1]; i++) {
+                    int t = entryTopic[i];
+                    if (holding[t] != null && entrySize[i] > base[t]) {
+                        holding[t][holders[t]++] = m;
+                    }
+                }
+            }
             // buckets by extras held, 0..quota, canonical order; stale entries skipped
             int[][] bucket = new int[quota + 1][];
             int[] bucketSize = new int[quota + 1];
