@@ -22,18 +22,11 @@ import time
 import traceback
 from typing import Any
 
-from kafka_assignors.embedded._member import Emitter, take_stdout
+from kafka_assignors.embedded._member import Emitter, stop_on_stdin, take_stdout
 from kafka_assignors.embedded.events import MemberConfig
 
 #: seconds between two snapshot checks of a member's loop
 SNAPSHOT_EVERY = 0.02
-
-
-def _watch_stdin(on_stop: Any) -> None:
-    for line in sys.stdin:
-        if line.strip() == "stop":
-            break
-    on_stop()
 
 
 def run_confluent(cfg: MemberConfig, emitter: Emitter) -> None:
@@ -41,7 +34,7 @@ def run_confluent(cfg: MemberConfig, emitter: Emitter) -> None:
     from kafka_assignors.confluent import Consumer
 
     stop = threading.Event()
-    threading.Thread(target=_watch_stdin, args=(stop.set,), daemon=True).start()
+    stop_on_stdin(stop.set)
     consumer = Consumer({
         "bootstrap.servers": cfg.bootstrap,
         "group.id": cfg.group_id,
@@ -104,8 +97,7 @@ async def run_aiokafka(cfg: MemberConfig, emitter: Emitter) -> None:
         raise ValueError(f"aiokafka member: only balanced-sticky is wired, not {cfg.strategies}")
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()
-    threading.Thread(target=_watch_stdin, args=(lambda: loop.call_soon_threadsafe(stop.set),),
-                     daemon=True).start()
+    stop_on_stdin(lambda: loop.call_soon_threadsafe(stop.set))
     assignor = BalancedStickyAssignor()
     consumer = AIOKafkaConsumer(
         bootstrap_servers=cfg.bootstrap, group_id=cfg.group_id, client_id=cfg.name,

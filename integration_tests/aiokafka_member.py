@@ -22,14 +22,10 @@ Stops cleanly (``consumer.stop()``: last commit, LeaveGroup) on a ``stop`` line 
 from __future__ import annotations
 
 import asyncio
-import json
-import logging
 import sys
-import threading
-import traceback
 from typing import Any
 
-from kafka_assignors.embedded._member import Emitter, take_stdout
+from kafka_assignors.embedded._member import Emitter, script_main, stop_on_stdin
 
 
 def _pairs(tps: Any) -> list[list[Any]]:
@@ -84,13 +80,7 @@ async def run(cfg: dict[str, Any], emitter: Emitter) -> None:
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()
 
-    def watch_stdin() -> None:
-        for line in sys.stdin:
-            if line.strip() == "stop":
-                break
-        loop.call_soon_threadsafe(stop.set)
-
-    threading.Thread(target=watch_stdin, daemon=True, name="stdin").start()
+    stop_on_stdin(lambda: loop.call_soon_threadsafe(stop.set))
 
     assignor = make_assignor(cfg["strategy"])
     consumer = AIOKafkaConsumer(
@@ -147,21 +137,10 @@ async def run(cfg: dict[str, Any], emitter: Emitter) -> None:
         emitter.emit("closed")
 
 
-def main() -> int:
-    cfg = json.loads(sys.argv[1])
-    emitter = Emitter(take_stdout(), cfg["name"])
-    logging.basicConfig(level=cfg.get("log_level", "WARNING"), stream=sys.stderr,
-                        format=f"%(asctime)s {cfg['name']} %(name)s %(levelname)s %(message)s")
+def main(cfg: dict[str, Any], emitter: Emitter) -> None:
     emitter.emit("started")
-    try:
-        asyncio.run(run(cfg, emitter))
-    except Exception as exc:
-        emitter.emit("error", message=f"{type(exc).__name__}: {exc}",
-                     traceback=traceback.format_exc())
-        traceback.print_exc()
-        return 1
-    return 0
+    asyncio.run(run(cfg, emitter))
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(script_main(main))

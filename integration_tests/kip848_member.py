@@ -14,36 +14,19 @@ offset can be committed), ``error`` for every error librdkafka reports. Stops cl
 
 from __future__ import annotations
 
-import json
-import os
 import sys
 import threading
-import time
-from typing import Any, TextIO
+from typing import Any
 
-from kafka_assignors.embedded._member import take_stdout
+from kafka_assignors.embedded._member import Emitter, script_main, stop_on_stdin
 
 
-def run(cfg: dict[str, Any], out: TextIO) -> None:
+def run(cfg: dict[str, Any], emitter: Emitter) -> None:
     from confluent_kafka import Consumer
 
-    lock = threading.Lock()
-
-    def emit(event: str, **fields: Any) -> None:
-        line = json.dumps({"event": event, "member": cfg["name"], "pid": os.getpid(),
-                           "mono": time.monotonic(), **fields})
-        with lock:
-            out.write(line + "\n")
-
+    emit = emitter.emit
     stop = threading.Event()
-
-    def watch_stdin() -> None:
-        for line in sys.stdin:
-            if line.strip() == "stop":
-                break
-        stop.set()
-
-    threading.Thread(target=watch_stdin, daemon=True).start()
+    stop_on_stdin(stop.set)
 
     def on_error(err: Any) -> None:
         emit("error", code=err.name(), message=str(err))
@@ -93,17 +76,5 @@ def run(cfg: dict[str, Any], out: TextIO) -> None:
     emit("closed")
 
 
-def main() -> int:
-    cfg = json.loads(sys.argv[1])
-    out = take_stdout()
-    try:
-        run(cfg, out)
-    except Exception as exc:
-        out.write(json.dumps({"event": "error", "member": cfg["name"], "mono": time.monotonic(),
-                              "message": f"{type(exc).__name__}: {exc}"}) + "\n")
-        raise
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(script_main(run))

@@ -9,16 +9,16 @@ commits must be visible to the admin API.
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from confluent_kafka import ConsumerGroupTopicPartitions, Producer, TopicPartition
+from confluent_kafka import ConsumerGroupTopicPartitions, TopicPartition
 from confluent_kafka.admin import AdminClient
 
+from .background_producer import BackgroundProducer
 from .child_members import ChildMembers
 from .conftest import BrokerHandle
 
@@ -86,40 +86,6 @@ class BridgeGroup(ChildMembers):
         states = {n: self.latest(n, "state") for n in self.live()}
         raise AssertionError(f"group not stable after {timeout} s: {states}\n"
                              + "\n".join(self.log_tail(n) for n in self.live()))
-
-
-class BackgroundProducer:
-    """Writes numbered messages to every partition until stopped; records what was acked."""
-
-    def __init__(self, bootstrap: str, topic: str, rate: int) -> None:
-        self.acked: set[tuple[int, int]] = set()
-        self.failed = 0
-        self._stop = threading.Event()
-        self._producer = Producer({"bootstrap.servers": bootstrap, "acks": "all",
-                                   "linger.ms": 5, "enable.idempotence": True})
-        self._thread = threading.Thread(target=self._run, args=(topic, rate), daemon=True)
-        self._thread.start()
-
-    def _delivered(self, err: Any, msg: Any) -> None:
-        if err is None:
-            self.acked.add((msg.partition(), msg.offset()))
-        else:
-            self.failed += 1
-
-    def _run(self, topic: str, rate: int) -> None:
-        seq = 0
-        while not self._stop.is_set():
-            for _ in range(rate // 20):
-                self._producer.produce(topic, value=str(seq).encode(),
-                                       partition=seq % PARTITIONS, on_delivery=self._delivered)
-                seq += 1
-            self._producer.poll(0)
-            time.sleep(0.05)
-
-    def stop(self) -> None:
-        self._stop.set()
-        self._thread.join(10)
-        assert self._producer.flush(30) == 0, "producer could not deliver everything"
 
 
 @pytest.fixture
@@ -208,7 +174,8 @@ def test_cooperative_group_through_join_clean_leave_and_crash(
     every step, nothing is lost, only the crash causes duplicates, and the final commits seen
     by the admin API cover everything."""
     group = bridge_group("cooperative-balanced-sticky")
-    producer = BackgroundProducer(kafka_broker.bootstrap, group.base["topic"], rate=400)
+    producer = BackgroundProducer(kafka_broker.bootstrap, group.base["topic"], rate=400,
+                                  partitions=PARTITIONS)
     try:
         for name in ("m0", "m1", "m2"):
             group.add(name)
@@ -255,7 +222,8 @@ def test_eager_static_members_restart_and_scale_in_without_duplicates(
     partitions back, a clean scale-in hands over without a single duplicate, commits cover
     everything."""
     group = bridge_group("balanced-sticky")
-    producer = BackgroundProducer(kafka_broker.bootstrap, group.base["topic"], rate=400)
+    producer = BackgroundProducer(kafka_broker.bootstrap, group.base["topic"], rate=400,
+                                  partitions=PARTITIONS)
     try:
         for name in ("s0", "s1", "s2"):
             group.add(name, instance_id=f"instance-{name}", api="poll")

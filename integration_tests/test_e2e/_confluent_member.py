@@ -12,43 +12,25 @@ cleanly (leaves the group) on a ``stop`` line, stdin EOF or SIGTERM; every wait 
 
 from __future__ import annotations
 
-import json
-import os
 import signal
 import sys
 import threading
-import time
-import traceback
 from typing import Any
 
-
-def emit(event: str, name: str, **fields: Any) -> None:
-    record = {"event": event, "member": name, "pid": os.getpid(), "mono": time.monotonic(),
-              **fields}
-    try:
-        sys.stdout.write(json.dumps(record, default=str) + "\n")
-        sys.stdout.flush()
-    except (BrokenPipeError, ValueError, OSError):
-        pass
+from kafka_assignors.embedded._member import Emitter, script_main, stop_on_stdin
 
 
 def _pairs(partitions: Any) -> list[list[Any]]:
     return sorted([p.topic, p.partition] for p in partitions)
 
 
-def run(cfg: dict[str, Any]) -> int:
+def run(cfg: dict[str, Any], emitter: Emitter) -> int:
     from confluent_kafka import Consumer
 
     name = cfg["name"]
     stop = threading.Event()
-
-    def watch_stdin() -> None:
-        for line in sys.stdin:
-            if line.strip() == "stop":
-                break
-        stop.set()
-
-    threading.Thread(target=watch_stdin, daemon=True).start()
+    emit = emitter.emit
+    stop_on_stdin(stop.set)
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
 
     consumer = Consumer({
@@ -69,40 +51,34 @@ def run(cfg: dict[str, Any]) -> int:
     # librdkafka applies the assignment after on_assign returns: track it here
     def on_assign(c: Any, partitions: Any) -> None:
         owned.update((p.topic, p.partition) for p in partitions)
-        emit("assigned", name, partitions=_pairs(partitions), assignment=sorted(owned))
+        emit("assigned", partitions=_pairs(partitions), assignment=sorted(owned))
 
     def on_revoke(c: Any, partitions: Any) -> None:
         owned.difference_update((p.topic, p.partition) for p in partitions)
-        emit("revoked", name, partitions=_pairs(partitions), assignment=sorted(owned))
+        emit("revoked", partitions=_pairs(partitions), assignment=sorted(owned))
 
     consumer.subscribe(list(cfg["topics"]), on_assign=on_assign, on_revoke=on_revoke)
-    emit("subscribed", name, topics=list(cfg["topics"]), strategies=cfg["strategy"].split(","))
+    emit("subscribed", topics=list(cfg["topics"]), strategies=cfg["strategy"].split(","))
     while not stop.is_set():
         msg = consumer.poll(0.2)
         if msg is None:
             continue
         if msg.error():
-            emit("error", name, message=str(msg.error()))
+            emit("error", message=str(msg.error()))
             continue
         value = msg.value()
-        emit("record", name, topic=msg.topic(), partition=msg.partition(), offset=msg.offset(),
+        emit("record", topic=msg.topic(), partition=msg.partition(), offset=msg.offset(),
              value=value.decode("utf-8", "replace")[:100] if value is not None else None)
-    emit("closing", name)
+    emit("closing")
     consumer.close()
-    emit("closed", name)
+    emit("closed")
     return 0
 
 
-def main() -> int:
-    cfg = json.loads(sys.argv[1])
-    emit("started", cfg["name"])
-    try:
-        return run(cfg)
-    except Exception as exc:
-        emit("error", cfg["name"], message=f"{type(exc).__name__}: {exc}",
-             traceback=traceback.format_exc())
-        return 1
+def main(cfg: dict[str, Any], emitter: Emitter) -> int:
+    emitter.emit("started")
+    return run(cfg, emitter)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(script_main(main))

@@ -20,17 +20,16 @@ timestamped on one clock); no record is lost; no member sees GROUP_ID_NOT_FOUND.
 from __future__ import annotations
 
 import logging
-import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from kafka_assignors.embedded import GroupRunner
 
+from ..background_producer import BackgroundProducer
 from ..broker_view import BrokerView, describe
 from ..child_members import ChildMembers
 from ..conftest import BrokerHandle
@@ -45,42 +44,6 @@ STABLE_TIMEOUT_S = 90.0
 TP = tuple[str, int]
 State = dict[str, frozenset[TP]]
 pytestmark = pytest.mark.timeout(600)
-
-
-class KeyedProducer:
-    """Keyed records, about ``rate`` a second, until stopped; remembers what was acked."""
-
-    def __init__(self, bootstrap: str, topic: str, rate: int = 200) -> None:
-        from confluent_kafka import Producer
-
-        self.acked: set[tuple[int, int]] = set()
-        self.failed = 0
-        self._stop = threading.Event()
-        self._producer = Producer({"bootstrap.servers": bootstrap, "acks": "all",
-                                   "linger.ms": 5, "enable.idempotence": True})
-        self._thread = threading.Thread(target=self._run, args=(topic, rate), daemon=True)
-        self._thread.start()
-
-    def _delivered(self, err: Any, msg: Any) -> None:
-        if err is None:
-            self.acked.add((msg.partition(), msg.offset()))
-        else:
-            self.failed += 1
-
-    def _run(self, topic: str, rate: int) -> None:
-        seq = 0
-        while not self._stop.is_set():
-            for _ in range(rate // 20):
-                self._producer.produce(topic, key=f"order-{seq % 500}".encode(),
-                                       value=str(seq).encode(), on_delivery=self._delivered)
-                seq += 1
-            self._producer.poll(0)
-            time.sleep(0.05)
-
-    def stop(self) -> None:
-        self._stop.set()
-        self._thread.join(10)
-        assert self._producer.flush(30) == 0, "the producer could not deliver everything"
 
 
 @dataclass
@@ -235,7 +198,7 @@ def test_rolling_migration_to_the_consumer_protocol_and_back_under_traffic(
     if kafka_broker.byo:
         pytest.skip("needs the project's broker image (balanced-sticky on the broker)")
     group = migrating_group
-    producer = KeyedProducer(kafka_broker.bootstrap, group.topic)
+    producer = BackgroundProducer(kafka_broker.bootstrap, group.topic)
     try:
         for name in ("k1", "k2", "k3"):
             group.start(name, "classic")

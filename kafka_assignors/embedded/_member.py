@@ -19,6 +19,7 @@ import sys
 import threading
 import time
 import traceback
+from collections.abc import Callable
 from typing import Any, TextIO
 
 from ..adapters.kafka_python_fixes import patch_rejoin_hang
@@ -138,14 +139,40 @@ def _make_listener(emitter: Emitter, revoke_delay_ms: int = 0) -> Any:
     return Listener(emitter, revoke_delay_ms)
 
 
-def _watch_stdin(stop: threading.Event, commands: queue.SimpleQueue[str] | None = None) -> None:
+def _watch_stdin(
+    on_stop: Callable[[], object], commands: queue.SimpleQueue[str] | None = None
+) -> None:
     for line in sys.stdin:
         command = line.strip()
         if command == "stop":
             break
         if command and commands is not None:
             commands.put(command)
-    stop.set()
+    on_stop()
+
+
+def stop_on_stdin(on_stop: Callable[[], object]) -> None:
+    """Call ``on_stop`` (from a daemon thread) on a ``stop`` line or stdin EOF: the parent
+    asked, or went away."""
+    threading.Thread(target=_watch_stdin, args=(on_stop,), daemon=True, name="stdin").start()
+
+
+def script_main(run: Callable[[dict[str, Any], Emitter], int | None]) -> int:
+    """``main()`` of a member script run as ``python SCRIPT '<config JSON>'``: events on the
+    real stdout, the config's ``name`` on every event, an exception reported as an ``error``
+    event (with its traceback) before the process exits 1."""
+    cfg = json.loads(sys.argv[1])
+    emitter = Emitter(take_stdout(), cfg["name"])
+    logging.basicConfig(level=cfg.get("log_level", "WARNING"), stream=sys.stderr,
+                        format=f"%(asctime)s {cfg['name']} %(name)s %(levelname)s %(message)s")
+    try:
+        return run(cfg, emitter) or 0
+    except Exception as exc:
+        emitter.emit(
+            "error", message=f"{type(exc).__name__}: {exc}", traceback=traceback.format_exc()
+        )
+        traceback.print_exc()
+        return 1
 
 
 def _run_command(command: str, consumer: Any, listener: Any, stop: threading.Event,
@@ -186,7 +213,7 @@ def run(cfg: MemberConfig, emitter: Emitter) -> int:
     stop = threading.Event()
     commands: queue.SimpleQueue[str] = queue.SimpleQueue()
     threading.Thread(
-        target=_watch_stdin, args=(stop, commands), daemon=True, name="stdin"
+        target=_watch_stdin, args=(stop.set, commands), daemon=True, name="stdin"
     ).start()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     signal.signal(signal.SIGINT, lambda *_: stop.set())
