@@ -99,6 +99,28 @@ def test_deterministic_in_any_member_order(group: GroupSpec, rnd: random.Random)
     assert balanced_sticky(again) == balanced_sticky(group)
 
 
+def test_a_class_whose_share_of_a_held_topic_is_zero() -> None:
+    """Found by hypothesis: m0 holds a's only partition, but its class (m0, m5: a, b, c)
+    gets none of a because m4 takes only a. The class plan must not count a as wanted
+    (it raised KeyError), and m0 gives a up in the one move balance needs."""
+    from kafka_assignors.core.model import TopicSpec
+
+    for owned in ({"a": [0]}, {"a": [0], "b": []}):
+        members = (
+            MemberSpec("m0", frozenset("abc"), owned=owned),
+            MemberSpec("m1", frozenset()),
+            MemberSpec("m4", frozenset("a")),
+            MemberSpec("m5", frozenset("abc")),
+        )
+        group = GroupSpec(members, {t: TopicSpec(t, 1) for t in "abc"})
+        got = balanced_sticky(group)
+        validate_assignment(group, got)
+        assert got["m4"] == {"a": [0]}
+        assert ref.moves(group, got) == 1
+        for order in (members[::-1], members[1:] + members[:1]):
+            assert balanced_sticky(GroupSpec(order, group.topics)) == got
+
+
 @SETTINGS
 @given(groups(with_claims=False), st.data())
 def test_event_moves_only_what_balance_needs(group: GroupSpec, data: st.DataObject) -> None:

@@ -49,7 +49,7 @@ class Plan(NamedTuple):
 def held_counts(
     member_ids: Sequence[int], owned: Sequence[Mapping[str, Sequence[int]]]
 ) -> dict[int, dict[str, int]]:
-    """member -> topic -> how many partitions of it the member owns (non-zero only)."""
+    """member -> topic -> how many partitions of it the member owns (0 where it lists none)."""
     return {i: dict(zip(owned[i], map(len, owned[i].values()), strict=True)) for i in member_ids}
 
 
@@ -76,12 +76,12 @@ def plan_uniform(
     for i in member_ids:
         held_i = held[i]
         if not floor_topics:
-            # fewer partitions than members in every topic: any held cell is wanted
-            if held_i:
-                wants[i] = list(held_i)
-                if max(held_i.values()) == 1:
-                    exact.add(i)
-            else:
+            # fewer partitions than members in every topic: a held cell is wanted where
+            # the topic has a ceiling here (a class's share of a topic may be 0)
+            w = [t for t, c in held_i.items() if c and t in rem]
+            if w:
+                wants[i] = w
+            if all(c == 0 or (c == 1 and t in rem) for t, c in held_i.items()):
                 exact.add(i)
             continue
         # set difference of (topic, count) pairs: only the cells off the floor, in C
