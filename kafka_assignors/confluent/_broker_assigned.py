@@ -18,7 +18,7 @@ from typing import Any
 import confluent_kafka
 
 from ._broker_config import broker_assignors
-from ._callback_rules import CallbackRules, checked_callbacks
+from ._callback_rules import CallbackRules
 from ._consumer_protocol import ConsumerProtocolConfig, translate_consumer_protocol
 from ._errors import UnsupportedAssignorError, is_unsupported_assignor, state_error
 from ._protocol_choice import Consumer
@@ -59,16 +59,7 @@ class BrokerAssignedConsumer(CallbackRules, Consumer):
         """Always True: the consumer protocol moves partitions incrementally."""
         return True
 
-    def subscribe(
-        self,
-        topics: Sequence[str],
-        on_assign: Callback | None = None,
-        on_revoke: Callback | None = None,
-        on_lost: Callback | None = None,
-    ) -> None:
-        """Join the group for ``topics`` (names, or regexes starting with ``^``)."""
-        self._check_usable("subscribe")
-        callbacks = checked_callbacks(on_assign, on_revoke, on_lost)
+    def _subscribe(self, topics: Sequence[str], callbacks: dict[str, Callback]) -> None:
         marked = {name: self._marked(cb) for name, cb in callbacks.items()}
         _Base.subscribe(self, list(topics), **marked)
 

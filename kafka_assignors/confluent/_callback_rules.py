@@ -32,8 +32,8 @@ def checked_callbacks(
 
 
 class CallbackRules:
-    """Mixin placed before ``confluent_kafka.Consumer``: the guarded calls, commit's
-    signature, ``close()`` and ``with`` support."""
+    """Mixin placed before ``confluent_kafka.Consumer``: the guarded calls, the signatures
+    of ``subscribe()`` and ``commit()``, ``close()`` and ``with`` support."""
 
     _closed: bool
 
@@ -41,6 +41,10 @@ class CallbackRules:
 
     def _in_rebalance_callback(self) -> bool:
         """True on the thread running one of the user's rebalance callbacks."""
+        raise NotImplementedError
+
+    def _subscribe(self, topics: Sequence[str], callbacks: dict[str, Callback]) -> None:
+        """Join the group; ``callbacks`` holds the ones given, by keyword name."""
         raise NotImplementedError
 
     def _user_moved(self) -> None:
@@ -54,6 +58,19 @@ class CallbackRules:
     def _close_clients(self) -> None:
         """Called once, by the first close(), after the consumer is marked closed."""
         raise NotImplementedError
+
+    # --- group ----------------------------------------------------------------------------
+
+    def subscribe(
+        self,
+        topics: Sequence[str],
+        on_assign: Callback | None = None,
+        on_revoke: Callback | None = None,
+        on_lost: Callback | None = None,
+    ) -> None:
+        """Join the group for ``topics`` (names, or regexes starting with ``^``)."""
+        self._check_usable("subscribe")
+        self._subscribe(topics, checked_callbacks(on_assign, on_revoke, on_lost))
 
     # --- offsets --------------------------------------------------------------------------
 

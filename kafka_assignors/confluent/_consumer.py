@@ -24,7 +24,7 @@ from kafka import KafkaConsumer
 from kafka import errors as kp_errors
 from kafka.coordinator.assignors.abstract import RebalanceProtocol
 
-from ._callback_rules import CallbackRules, checked_callbacks
+from ._callback_rules import CallbackRules
 from ._config import BridgeConfig, translate_config
 from ._errors import as_kafka_exception, state_error
 from ._membership import MembershipThread
@@ -122,25 +122,16 @@ class BridgedConsumer(CallbackRules, Consumer):
         """True when the group runs the cooperative (incremental) rebalance protocol."""
         return self._rebalancer.cooperative
 
-    def subscribe(
-        self,
-        topics: Sequence[str],
-        on_assign: Callback | None = None,
-        on_revoke: Callback | None = None,
-        on_lost: Callback | None = None,
-    ) -> None:
-        """Join the group for ``topics`` (names, or regexes starting with ``^``)."""
-        self._check_usable("subscribe")
-        checked_callbacks(on_assign, on_revoke, on_lost)
+    def _subscribe(self, topics: Sequence[str], callbacks: dict[str, Callback]) -> None:
         names = [str(t) for t in topics]
         patterns = [t for t in names if t.startswith("^")]
         if not names or (patterns and len(patterns) != len(names)):
             raise ValueError("subscribe() needs topic names, or only regexes (starting with ^)")
         # kafka-python's consumer is not made for concurrent calls: change it while stopped
         self._membership.stop(_monotonic() + CLOSE_TIMEOUT_S, self._serve_quietly)
-        self._rebalancer.on_assign = on_assign
-        self._rebalancer.on_revoke = on_revoke
-        self._rebalancer.on_lost = on_lost
+        self._rebalancer.on_assign = callbacks.get("on_assign")
+        self._rebalancer.on_revoke = callbacks.get("on_revoke")
+        self._rebalancer.on_lost = callbacks.get("on_lost")
         client = self._membership.client
         if patterns:
             pattern = "|".join(f"(?:{p})" for p in patterns)
