@@ -18,6 +18,7 @@ from typing import Any
 import confluent_kafka
 
 from ._broker_config import broker_assignors
+from ._callback_rules import CallbackRules
 from ._consumer_protocol import ConsumerProtocolConfig, translate_consumer_protocol
 from ._errors import UnsupportedAssignorError, is_unsupported_assignor, state_error
 from ._protocol_choice import Consumer
@@ -31,7 +32,7 @@ _raw_poll = _Base.poll
 _raw_consume = _Base.consume
 
 
-class BrokerAssignedConsumer(Consumer):
+class BrokerAssignedConsumer(CallbackRules, Consumer):
     """A confluent-kafka ``Consumer`` in a ``group.protocol=consumer`` group.
 
     Takes the bridge's configuration: ``partition.assignment.strategy`` picks the broker's
@@ -58,23 +59,9 @@ class BrokerAssignedConsumer(Consumer):
         """Always True: the consumer protocol moves partitions incrementally."""
         return True
 
-    def subscribe(
-        self,
-        topics: Sequence[str],
-        on_assign: Callback | None = None,
-        on_revoke: Callback | None = None,
-        on_lost: Callback | None = None,
-    ) -> None:
-        """Join the group for ``topics`` (names, or regexes starting with ``^``)."""
-        self._check_usable("subscribe")
-        callbacks: dict[str, Callback] = {}
-        for name, cb in (("on_assign", on_assign), ("on_revoke", on_revoke),
-                         ("on_lost", on_lost)):
-            if cb is not None and not callable(cb):
-                raise TypeError(f"{name} must be callable(consumer, partitions)")
-            if cb is not None:
-                callbacks[name] = self._marked(cb)
-        _Base.subscribe(self, list(topics), **callbacks)
+    def _subscribe(self, topics: Sequence[str], callbacks: dict[str, Callback]) -> None:
+        marked = {name: self._marked(cb) for name, cb in callbacks.items()}
+        _Base.subscribe(self, list(topics), **marked)
 
     def _marked(self, callback: Callback) -> Callback:
         """The callback, run with the flag that allows assign() and forbids poll()."""
@@ -131,17 +118,14 @@ class BrokerAssignedConsumer(Consumer):
         )
         raise self._fatal
 
-    # --- offsets --------------------------------------------------------------------------
+    # --- hooks of CallbackRules ----------------------------------------------------------
 
-    def commit(
-        self,
-        message: Any = None,
-        offsets: Sequence[Any] | None = None,
-        asynchronous: bool = False,
+    def _in_rebalance_callback(self) -> bool:
+        return self._in_callback
+
+    def _commit(
+        self, message: Any, offsets: Sequence[Any] | None, asynchronous: bool
     ) -> list[Any] | None:
-        """Commit (synchronous by default, as with the bridge; confluent-kafka's default is
-        asynchronous): the returned partitions are committed when this returns."""
-        self._check_usable(None)
         kwargs: dict[str, Any] = {"asynchronous": asynchronous}
         if message is not None:
             kwargs["message"] = message
@@ -150,50 +134,6 @@ class BrokerAssignedConsumer(Consumer):
         result: list[Any] | None = _Base.commit(self, **kwargs)
         return result
 
-    # --- assignment: only from inside rebalance callbacks (the group decides) -------------
-
-    def assign(self, partitions: list[Any]) -> None:
-        self._only_in_callback("assign")
-        _Base.assign(self, partitions)
-
-    def unassign(self) -> None:
-        self._only_in_callback("unassign")
-        _Base.unassign(self)
-
-    def incremental_assign(self, partitions: list[Any]) -> None:
-        self._only_in_callback("incremental_assign")
-        _Base.incremental_assign(self, partitions)
-
-    def incremental_unassign(self, partitions: list[Any]) -> None:
-        self._only_in_callback("incremental_unassign")
-        _Base.incremental_unassign(self, partitions)
-
-    def _only_in_callback(self, name: str) -> None:
-        if not self._in_callback:
-            raise state_error(
-                f"{name}() outside a rebalance callback: the group assigns this consumer's "
-                "partitions (call it from on_assign/on_revoke, or not at all)"
-            )
-
-    # --- lifecycle ------------------------------------------------------------------------
-
-    def close(self) -> None:
-        """Leave the group (on_revoke, final auto-commit) and close; a second call does nothing."""
-        if self._closed:
-            return
-        self._check_usable("close")
-        self._closed = True
+    def _close_clients(self) -> None:
+        """Leave the group (on_revoke, final auto-commit) and close."""
         _Base.close(self)
-
-    def __enter__(self) -> BrokerAssignedConsumer:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
-
-    def _check_usable(self, name: str | None) -> None:
-        if self._closed:
-            raise RuntimeError("Consumer closed")
-        if name is not None and self._in_callback:
-            raise state_error(f"{name}() cannot be called from a rebalance callback")
-

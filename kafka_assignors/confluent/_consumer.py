@@ -24,6 +24,7 @@ from kafka import KafkaConsumer
 from kafka import errors as kp_errors
 from kafka.coordinator.assignors.abstract import RebalanceProtocol
 
+from ._callback_rules import CallbackRules
 from ._config import BridgeConfig, translate_config
 from ._errors import as_kafka_exception, state_error
 from ._membership import MembershipThread
@@ -49,7 +50,7 @@ DEFAULT_MAX_POLL_INTERVAL_MS = 300_000
 DEFAULT_CLIENT_ID = "kafka-assignors-confluent-bridge"
 
 
-class BridgedConsumer(Consumer):
+class BridgedConsumer(CallbackRules, Consumer):
     """A confluent-kafka ``Consumer`` assigned by kafka-assignors' strategies.
 
     Takes the same configuration dict as ``confluent_kafka.Consumer`` plus
@@ -121,28 +122,16 @@ class BridgedConsumer(Consumer):
         """True when the group runs the cooperative (incremental) rebalance protocol."""
         return self._rebalancer.cooperative
 
-    def subscribe(
-        self,
-        topics: Sequence[str],
-        on_assign: Callback | None = None,
-        on_revoke: Callback | None = None,
-        on_lost: Callback | None = None,
-    ) -> None:
-        """Join the group for ``topics`` (names, or regexes starting with ``^``)."""
-        self._check_usable("subscribe")
-        for name, cb in (("on_assign", on_assign), ("on_revoke", on_revoke),
-                         ("on_lost", on_lost)):
-            if cb is not None and not callable(cb):
-                raise TypeError(f"{name} must be callable(consumer, partitions)")
+    def _subscribe(self, topics: Sequence[str], callbacks: dict[str, Callback]) -> None:
         names = [str(t) for t in topics]
         patterns = [t for t in names if t.startswith("^")]
         if not names or (patterns and len(patterns) != len(names)):
             raise ValueError("subscribe() needs topic names, or only regexes (starting with ^)")
         # kafka-python's consumer is not made for concurrent calls: change it while stopped
         self._membership.stop(_monotonic() + CLOSE_TIMEOUT_S, self._serve_quietly)
-        self._rebalancer.on_assign = on_assign
-        self._rebalancer.on_revoke = on_revoke
-        self._rebalancer.on_lost = on_lost
+        self._rebalancer.on_assign = callbacks.get("on_assign")
+        self._rebalancer.on_revoke = callbacks.get("on_revoke")
+        self._rebalancer.on_lost = callbacks.get("on_lost")
         client = self._membership.client
         if patterns:
             pattern = "|".join(f"(?:{p})" for p in patterns)
@@ -279,18 +268,10 @@ class BridgedConsumer(Consumer):
 
     # --- offsets ------------------------------------------------------------------------------
 
-    def commit(
-        self,
-        message: Any = None,
-        offsets: Sequence[Any] | None = None,
-        asynchronous: bool = False,
+    def _commit(
+        self, message: Any, offsets: Sequence[Any] | None, asynchronous: bool
     ) -> list[Any] | None:
-        """Commit through the membership client (with the member's generation).
-
-        Synchronous by default (confluent-kafka's default is asynchronous): the
-        returned partitions are committed when this returns.
-        """
-        self._check_usable(None)
+        """Commit through the membership client (with the member's generation)."""
         if message is not None and offsets is not None:
             raise ValueError("commit() takes message or offsets, not both")
         if message is not None:
@@ -343,40 +324,18 @@ class BridgedConsumer(Consumer):
             error = as_kafka_exception(result).args[0] if failed else None
             on_commit(error, confluent_partitions(offsets))
 
-    # --- assignment: only from inside rebalance callbacks ----------------------------------
+    # --- hooks of CallbackRules ------------------------------------------------------------
 
-    def assign(self, partitions: list[Any]) -> None:
-        self._moved_by_callback("assign")
-        _Base.assign(self, partitions)
+    def _in_rebalance_callback(self) -> bool:
+        return self._rebalancer.in_callback()
 
-    def unassign(self) -> None:
-        self._moved_by_callback("unassign")
-        _Base.unassign(self)
-
-    def incremental_assign(self, partitions: list[Any]) -> None:
-        self._moved_by_callback("incremental_assign")
-        _Base.incremental_assign(self, partitions)
-
-    def incremental_unassign(self, partitions: list[Any]) -> None:
-        self._moved_by_callback("incremental_unassign")
-        _Base.incremental_unassign(self, partitions)
-
-    def _moved_by_callback(self, name: str) -> None:
-        if not self._rebalancer.in_callback():
-            raise state_error(
-                f"{name}() outside a rebalance callback: the group assigns this consumer's "
-                "partitions (call it from on_assign/on_revoke, or not at all)"
-            )
+    def _user_moved(self) -> None:
         self._rebalancer.user_moved()
 
     # --- lifecycle ---------------------------------------------------------------------------
 
-    def close(self) -> None:
+    def _close_clients(self) -> None:
         """Hand partitions back (on_revoke, commit), leave the group, close both clients."""
-        if self._closed:
-            return
-        self._check_usable("close")
-        self._closed = True
         self._next_service = 0.0  # every later poll() reports the consumer closed
         self._fast = False
         deadline = _monotonic() + CLOSE_TIMEOUT_S
@@ -397,15 +356,3 @@ class BridgedConsumer(Consumer):
             self._deliver_commit_results()
         if failure is not None:
             raise failure
-
-    def __enter__(self) -> BridgedConsumer:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
-
-    def _check_usable(self, name: str | None) -> None:
-        if self._closed:
-            raise RuntimeError("Consumer closed")
-        if name is not None and self._rebalancer.in_callback():
-            raise state_error(f"{name}() cannot be called from a rebalance callback")

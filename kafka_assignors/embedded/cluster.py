@@ -14,21 +14,19 @@ works the same as our own image.
 
 from __future__ import annotations
 
-import atexit
 import base64
 import contextlib
 import logging
 import os
 import socket
 import sys
-import threading
 import time
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from types import TracebackType
 from typing import Any
 
+from ._lifetime import Closing, OpenAtExit
 from ._ports import LOOPBACK, free_ports
 from .admin import AdminTimeoutError, BrokerInfo, wait_for_brokers
 from .image import ensure_image
@@ -182,7 +180,7 @@ class BrokerNode:
             self._container.stop(force=True, delete_volume=True)
 
 
-class KafkaCluster:
+class KafkaCluster(Closing):
     """A running single broker or KRaft cluster; use as a context manager or call close()."""
 
     def __init__(self, nodes: list[BrokerNode], image: str, cluster_id: str) -> None:
@@ -287,7 +285,7 @@ class KafkaCluster:
     # -- lifecycle -------------------------------------------------------------------------------
     def detach(self) -> list[str]:
         """Leave the containers running after this process exits; returns their ids."""
-        _forget(self)
+        _OPEN.forget(self)
         self._closed = True
         return [n.container_id for n in self.nodes]
 
@@ -301,18 +299,7 @@ class KafkaCluster:
                 if n.status() == "paused":
                     n.unpause()
             n.remove()
-        _forget(self)
-
-    def __enter__(self) -> KafkaCluster:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
+        _OPEN.forget(self)
 
 
 def _log_tail(node: BrokerNode, lines: int = 60) -> str:
@@ -323,31 +310,12 @@ def _log_tail(node: BrokerNode, lines: int = 60) -> str:
 
 
 # ---- bookkeeping: containers never outlive the process ---------------------------------------
-_LIVE: set[KafkaCluster] = set()
-_LIVE_LOCK = threading.Lock()
-_ATEXIT_REGISTERED = False
-
-
-def _remember(cluster: KafkaCluster) -> None:
-    global _ATEXIT_REGISTERED
-    with _LIVE_LOCK:
-        _LIVE.add(cluster)
-        if not _ATEXIT_REGISTERED:
-            atexit.register(close_all)
-            _ATEXIT_REGISTERED = True
-
-
-def _forget(cluster: KafkaCluster) -> None:
-    with _LIVE_LOCK:
-        _LIVE.discard(cluster)
+_OPEN: OpenAtExit[KafkaCluster] = OpenAtExit(lambda cluster: cluster.close())
 
 
 def close_all() -> None:
     """Remove the containers of every cluster this process started and did not close."""
-    with _LIVE_LOCK:
-        clusters = list(_LIVE)
-    for cluster in clusters:
-        cluster.close()
+    _OPEN.close_all()
 
 
 def _pid_alive(pid: int) -> bool:
@@ -473,7 +441,7 @@ def start_cluster(
         cluster = KafkaCluster(
             _start_containers(image, configs, cluster_id, extra_env, keep), image, cluster_id
         )
-        _remember(cluster)
+        _OPEN.remember(cluster)
         try:
             cluster.wait_ready(timeout)
         except BrokerStartError as exc:

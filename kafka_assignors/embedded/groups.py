@@ -18,7 +18,6 @@ and a member whose parent disappears sees stdin EOF and stops).
 
 from __future__ import annotations
 
-import atexit
 import contextlib
 import json
 import logging
@@ -32,9 +31,9 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from types import TracebackType
 from typing import Any
 
+from ._lifetime import Closing, OpenAtExit
 from .events import MemberConfig, MemberView, TopicPartition
 
 log = logging.getLogger(__name__)
@@ -73,7 +72,7 @@ def _child_env() -> dict[str, str]:
     return env
 
 
-class GroupRunner:
+class GroupRunner(Closing):
     """N consumer processes in one group; see the module docstring."""
 
     def __init__(
@@ -108,7 +107,7 @@ class GroupRunner:
         self._members: list[_Member] = []
         self._cond = threading.Condition()
         self._closed = False
-        _remember(self)
+        _OPEN.remember(self)
         try:
             for _ in range(members):
                 self.add_member()
@@ -287,18 +286,7 @@ class GroupRunner:
                     m.proc.stdout.close()
         if self._owns_workdir and not self._keep_logs:
             shutil.rmtree(self.workdir, ignore_errors=True)
-        _forget(self)
-
-    def __enter__(self) -> GroupRunner:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
+        _OPEN.forget(self)
 
     # -- observing -----------------------------------------------------------------------------
     def assignments(self) -> dict[str, frozenset[TopicPartition]]:
@@ -447,28 +435,9 @@ class GroupRunner:
 
 
 # ---- bookkeeping: member processes never outlive the interpreter ----------------------------
-_LIVE: set[GroupRunner] = set()
-_LIVE_LOCK = threading.Lock()
-_ATEXIT = False
-
-
-def _remember(runner: GroupRunner) -> None:
-    global _ATEXIT
-    with _LIVE_LOCK:
-        _LIVE.add(runner)
-        if not _ATEXIT:
-            atexit.register(close_all_groups)
-            _ATEXIT = True
-
-
-def _forget(runner: GroupRunner) -> None:
-    with _LIVE_LOCK:
-        _LIVE.discard(runner)
+_OPEN: OpenAtExit[GroupRunner] = OpenAtExit(lambda runner: runner.close(timeout=15))
 
 
 def close_all_groups() -> None:
     """Close every runner of this process that is still open."""
-    with _LIVE_LOCK:
-        runners = list(_LIVE)
-    for runner in runners:
-        runner.close(timeout=15)
+    _OPEN.close_all()

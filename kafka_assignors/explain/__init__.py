@@ -20,6 +20,7 @@ from .connection import ConnectionConfigError, add_connection_options, connectio
 from .consumer_group import consumer_group_report, render_consumer_group_text
 from .fetch import ExplainError, fetch_group
 from .model import GroupReport, group_report
+from .text import write_balance, write_holdings
 
 __all__ = ["ExplainError", "GroupReport", "add_parser", "explain_group", "render_text", "run"]
 
@@ -91,23 +92,8 @@ def render_text(report: GroupReport, out: TextIO) -> None:
         w(f"    subscribed: {', '.join(m.topics) or '-'}\n")
         w(f"    subscription user data: {_user_data(m.subscription_user_data)}\n")
         w(f"    assignment user data:   {_user_data(m.assignment_user_data)}\n")
-        w(f"    partitions {m.partitions}, lag {m.total_lag}\n")
-        for topic, ps in m.assignment.items():
-            lags = " ".join(f"{p}:{_lag(m.lag.get(f'{topic}-{p}'))}" for p in ps)
-            w(f"      {topic}  {lags}\n")
-    w("\nimbalance\n")
-    w(f"  partitions per member: max - min = {report.count_imbalance}\n")
-    ratio = "-" if report.lag_imbalance is None else f"{report.lag_imbalance:.2f}"
-    w(f"  lag: heaviest member / mean = {ratio}\n")
-    w(f"  idle members {report.idle_members}, total lag {report.total_lag}\n")
-    if report.unassigned:
-        w(f"  unassigned partitions: {', '.join(report.unassigned)}\n")
-    for note in report.notes:
-        w(f"note: {note}\n")
-
-
-def _lag(value: int | None) -> str:
-    return "-" if value is None else str(value)
+        write_holdings(m, w)
+    write_balance(report, w)
 
 
 def run(args: argparse.Namespace) -> int:

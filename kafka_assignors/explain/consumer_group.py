@@ -11,39 +11,26 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, TextIO
 
-from .model import (
-    GroupReport,
-    MemberReport,
-    Partition,
-    imbalance,
-    lag_by_partition,
-)
+from .model import GroupReport, MemberReport, Partition, members_and_balance, with_lag
+from .text import write_balance, write_holdings
 
 
 def _member(m: Mapping[str, Any], lag_of: Mapping[Partition, int | None]) -> MemberReport:
-    parts: dict[str, list[int]] = dict(m["assignment"])
-    report = MemberReport(
+    return with_lag(MemberReport(
         member_id=str(m["member_id"]),
         client_id=str(m["client_id"]),
         host=str(m["client_host"]).lstrip("/"),
         instance_id=m.get("instance_id"),
         rack=m.get("rack") or None,
         topics=list(m["topics"]),
-        assignment=parts,
+        assignment=dict(m["assignment"]),
         subscription_user_data=None,
         assignment_user_data=None,
         member_epoch=int(m["member_epoch"]),
         target_assignment=dict(m["target_assignment"]),
         topic_regex=m.get("topic_regex"),
         member_type=m.get("member_type"),
-    )
-    report.partitions = sum(len(ps) for ps in parts.values())
-    for topic, ps in parts.items():
-        for p in ps:
-            lag = lag_of.get((topic, p))
-            report.lag[f"{topic}-{p}"] = lag
-            report.total_lag += lag or 0
-    return report
+    ), lag_of)
 
 
 def _difference(have: Mapping[str, list[int]], want: Mapping[str, list[int]]) -> list[str]:
@@ -63,17 +50,7 @@ def consumer_group_report(
     end_offsets: Mapping[Partition, int],
 ) -> GroupReport:
     """The report of a ConsumerGroupDescribe view (see ``consumer_group_api.group_view``)."""
-    lag_of = lag_by_partition(committed, end_offsets)
-    members = [_member(m, lag_of) for m in view.get("members") or ()]
-    members.sort(key=lambda m: (m.client_id, m.member_id))
-    spread, lag_ratio, idle = imbalance(
-        [m.partitions for m in members], [m.total_lag for m in members]
-    )
-    owned = {(t, p) for m in members for t, ps in m.assignment.items() for p in ps}
-    subscribed = {t for m in members for t in m.topics}
-    unassigned = sorted(
-        f"{t}-{p}" for t, p in end_offsets if t in subscribed and (t, p) not in owned
-    )
+    members, balance = members_and_balance(view.get("members"), _member, committed, end_offsets)
     group_epoch = int(view["group_epoch"])
     target_epoch = int(view["assignment_epoch"])
     notes: list[str] = []
@@ -105,12 +82,8 @@ def consumer_group_report(
         generation=None,
         leader=None,
         members=members,
-        count_imbalance=spread,
-        lag_imbalance=lag_ratio,
-        idle_members=idle,
-        total_lag=sum(v or 0 for v in lag_of.values()),
-        unassigned=unassigned,
         notes=notes,
+        **balance._asdict(),
         group_type="consumer",
         group_epoch=group_epoch,
         assignment_epoch=target_epoch,
@@ -142,21 +115,9 @@ def render_consumer_group_text(report: GroupReport, out: TextIO) -> None:
         w(f"    {', '.join(extras)}\n")
         regex = f" (regex {m.topic_regex})" if m.topic_regex else ""
         w(f"    subscribed: {', '.join(m.topics) or '-'}{regex}\n")
-        w(f"    partitions {m.partitions}, lag {m.total_lag}\n")
-        for topic, ps in m.assignment.items():
-            lags = " ".join(f"{p}:{'-' if (v := m.lag.get(f'{topic}-{p}')) is None else v}"
-                            for p in ps)
-            w(f"      {topic}  {lags}\n")
+        write_holdings(m, w)
         if m.target_assignment == m.assignment:
             w("    target: the same (reconciled)\n")
         else:
             w(f"    target: {_partitions(m.target_assignment or {})}\n")
-    w("\nimbalance\n")
-    w(f"  partitions per member: max - min = {report.count_imbalance}\n")
-    ratio = "-" if report.lag_imbalance is None else f"{report.lag_imbalance:.2f}"
-    w(f"  lag: heaviest member / mean = {ratio}\n")
-    w(f"  idle members {report.idle_members}, total lag {report.total_lag}\n")
-    if report.unassigned:
-        w(f"  unassigned partitions: {', '.join(report.unassigned)}\n")
-    for note in report.notes:
-        w(f"note: {note}\n")
+    write_balance(report, w)

@@ -10,12 +10,15 @@ from __future__ import annotations
 import contextlib
 import logging
 import re
-from collections.abc import Iterator, Mapping
-from typing import Any
+import time
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any, TypeVar
 
 from .model import Partition
 
 log = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 
 class ExplainError(RuntimeError):
@@ -60,6 +63,12 @@ AUTHORIZATION_CODES = {
 #: The error code of an unknown group (and, to ConsumerGroupDescribe, of a classic one).
 GROUP_ID_NOT_FOUND = 69
 
+#: Answers that pass: the group moved to another coordinator, or its new one is loading it.
+COORDINATOR_CODES = {14: "COORDINATOR_LOAD_IN_PROGRESS", 16: "NOT_COORDINATOR"}
+#: Describe calls before giving up on them, and the pause before the second (then doubled).
+COORDINATOR_ATTEMPTS = 4
+COORDINATOR_BACKOFF_S = 0.5
+
 
 def _not_authorized(name: str) -> str:
     needs = _NEEDS.get(name, "Describe on the group and its topics")
@@ -92,7 +101,10 @@ def fetch_group(
 
     with _admin(kwargs) as admin:
         try:
-            description = admin.describe_groups([group_id]).get(group_id)
+            description = _asking_the_coordinator(
+                admin, group_id, lambda: admin.describe_groups([group_id]).get(group_id),
+                _classic_code,
+            )
             if description is None:
                 raise ExplainError(f"group {group_id!r}: no answer from its coordinator")
             error = description.get("error")
@@ -145,7 +157,10 @@ def _consumer_group(admin: Any, group_id: str) -> dict[str, Any]:
     from .consumer_group_api import group_view, send_describe  # kafka-python: only when used
 
     try:
-        view = group_view(send_describe(admin, group_id), group_id)
+        view = _asking_the_coordinator(
+            admin, group_id, lambda: group_view(send_describe(admin, group_id), group_id),
+            lambda answer: int(answer.get("error_code") or 0),
+        )
     except IncompatibleBrokerVersion:  # before Kafka 4.0 there are only classic groups
         raise ExplainError(
             f"unknown group {group_id!r} (the coordinator does not know it)"
@@ -159,6 +174,50 @@ def _consumer_group(admin: Any, group_id: str) -> dict[str, Any]:
         reason = view.get("error_message") or f"error code {code}"
         raise ExplainError(f"group {group_id!r}: ConsumerGroupDescribe failed: {reason}")
     return {"group_type": "consumer", **view}
+
+
+def _classic_code(description: Mapping[str, Any] | None) -> int:
+    """The error code of a DescribeGroups entry (kafka-python puts it in the error text)."""
+    if description is None:
+        return 0
+    code = description.get("error_code")
+    if isinstance(code, int):
+        return code
+    match = re.match(r"\[Error (-?\d+)\]", str(description.get("error") or ""))
+    return int(match.group(1)) if match else 0
+
+
+def _asking_the_coordinator(
+    admin: Any, group_id: str, describe: Callable[[], T], code_of: Callable[[T], int]
+) -> T:
+    """``describe()``, again after a fresh coordinator lookup while the answer is one of
+    ``COORDINATOR_CODES``: a few bounded attempts, then ExplainError."""
+    pause = COORDINATOR_BACKOFF_S
+    for attempt in range(1, COORDINATOR_ATTEMPTS + 1):
+        answer = describe()
+        code = code_of(answer)
+        if code not in COORDINATOR_CODES:
+            return answer
+        if attempt < COORDINATOR_ATTEMPTS:
+            log.debug("group %s: %s, asking again", group_id, COORDINATOR_CODES[code])
+            _forget_coordinator(admin, group_id)
+            time.sleep(pause)
+            pause *= 2
+    raise ExplainError(
+        f"group {group_id!r}: its coordinator answered {COORDINATOR_CODES[code]} "
+        f"{COORDINATOR_ATTEMPTS} times (the group is moving or loading): try again"
+    )
+
+
+def _forget_coordinator(admin: Any, group_id: str) -> None:
+    """Make the next call look the coordinator up again: kafka-python keeps it cached for
+    the client's life (``ClusterMetadata._coordinators``) and has no call to drop it."""
+    from kafka.protocol.metadata import CoordinatorType
+
+    cluster = getattr(getattr(admin, "_manager", None), "cluster", None)
+    cache = getattr(cluster, "_coordinators", None)
+    if isinstance(cache, dict):
+        cache.pop((CoordinatorType.GROUP, group_id), None)
 
 
 def _partition_counts(admin: Any, topics: list[str]) -> dict[str, int]:

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import codecs
 import contextlib
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..adapters.user_data import decode_user_data
 
@@ -174,8 +174,13 @@ def member_report(
             _field(assignment, "user_data") if decoded_assign else assignment
         ),
     )
-    report.partitions = sum(len(ps) for ps in parts.values())
-    for topic, ps in parts.items():
+    return with_lag(report, lag_of)
+
+
+def with_lag(report: MemberReport, lag_of: Mapping[Partition, int | None]) -> MemberReport:
+    """``report`` with its partition count and the lag of each partition it holds."""
+    report.partitions = sum(len(ps) for ps in report.assignment.values())
+    for topic, ps in report.assignment.items():
         for p in ps:
             lag = lag_of.get((topic, p))
             report.lag[f"{topic}-{p}"] = lag
@@ -204,6 +209,41 @@ def imbalance(counts: list[int], lags: list[int]) -> tuple[int, float | None, in
     return spread, lag_ratio, sum(1 for c in counts if c == 0)
 
 
+class Balance(NamedTuple):
+    """The balance figures of a report (the ``GroupReport`` fields of the same names)."""
+
+    count_imbalance: int
+    lag_imbalance: float | None
+    idle_members: int
+    total_lag: int
+    unassigned: list[str]
+
+
+MemberBuilder = Callable[[Mapping[str, Any], Mapping[Partition, int | None]], MemberReport]
+
+
+def members_and_balance(
+    raw_members: Iterable[Mapping[str, Any]] | None,
+    build: MemberBuilder,
+    committed: Mapping[Partition, int],
+    end_offsets: Mapping[Partition, int],
+) -> tuple[list[MemberReport], Balance]:
+    """The members (built by ``build``, sorted by client id) and the group's balance."""
+    lag_of = lag_by_partition(committed, end_offsets)
+    members = [build(m, lag_of) for m in raw_members or ()]
+    members.sort(key=lambda m: (m.client_id, m.member_id))
+    spread, lag_ratio, idle = imbalance(
+        [m.partitions for m in members], [m.total_lag for m in members]
+    )
+    owned = {(t, p) for m in members for t, ps in m.assignment.items() for p in ps}
+    subscribed = {t for m in members for t in m.topics}
+    unassigned = sorted(
+        f"{t}-{p}" for t, p in end_offsets if t in subscribed and (t, p) not in owned
+    )
+    total_lag = sum(v or 0 for v in lag_of.values())
+    return members, Balance(spread, lag_ratio, idle, total_lag, unassigned)
+
+
 def group_report(
     group_id: str,
     description: Mapping[str, Any],
@@ -211,15 +251,8 @@ def group_report(
     end_offsets: Mapping[Partition, int],
 ) -> GroupReport:
     """The whole picture: members, their lag, and balance figures."""
-    lag_of = lag_by_partition(committed, end_offsets)
-    members = [member_report(m, lag_of) for m in description.get("members") or ()]
-    members.sort(key=lambda m: (m.client_id, m.member_id))
-    counts = [m.partitions for m in members]
-    spread, lag_ratio, idle = imbalance(counts, [m.total_lag for m in members])
-    owned = {(t, p) for m in members for t, ps in m.assignment.items() for p in ps}
-    subscribed = {t for m in members for t in m.topics}
-    unassigned = sorted(
-        f"{t}-{p}" for t, p in end_offsets if t in subscribed and (t, p) not in owned
+    members, balance = members_and_balance(
+        description.get("members"), member_report, committed, end_offsets
     )
     generations = [
         int(g)
@@ -262,12 +295,8 @@ def group_report(
         leader=leader,
         leader_source="assignment" if leader is not None else None,
         members=members,
-        count_imbalance=spread,
-        lag_imbalance=lag_ratio,
-        idle_members=idle,
-        total_lag=sum(v or 0 for v in lag_of.values()),
-        unassigned=unassigned,
         notes=notes,
+        **balance._asdict(),
     )
 
 

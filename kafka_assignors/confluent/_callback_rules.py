@@ -1,0 +1,138 @@
+"""What both consumers allow, and when: the rules shared by the bridge and the KIP-848 member.
+
+The group decides the assignment, so ``assign()`` and friends work only inside a rebalance
+callback, group calls (``subscribe()``, ``close()``, ...) only outside one, and nothing
+after ``close()``.  Each consumer says how it knows it is in a callback and how it closes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Self
+
+import confluent_kafka
+
+from ._errors import state_error
+from ._rebalance import Callback
+
+_Base: Any = confluent_kafka.Consumer
+
+
+def checked_callbacks(
+    on_assign: Callback | None, on_revoke: Callback | None, on_lost: Callback | None
+) -> dict[str, Callback]:
+    """The callbacks given, by keyword name; a value that is not callable is a TypeError."""
+    callbacks: dict[str, Callback] = {}
+    for name, cb in (("on_assign", on_assign), ("on_revoke", on_revoke), ("on_lost", on_lost)):
+        if cb is not None and not callable(cb):
+            raise TypeError(f"{name} must be callable(consumer, partitions)")
+        if cb is not None:
+            callbacks[name] = cb
+    return callbacks
+
+
+class CallbackRules:
+    """Mixin placed before ``confluent_kafka.Consumer``: the guarded calls, the signatures
+    of ``subscribe()`` and ``commit()``, ``close()`` and ``with`` support."""
+
+    _closed: bool
+
+    # --- hooks ----------------------------------------------------------------------------
+
+    def _in_rebalance_callback(self) -> bool:
+        """True on the thread running one of the user's rebalance callbacks."""
+        raise NotImplementedError
+
+    def _subscribe(self, topics: Sequence[str], callbacks: dict[str, Callback]) -> None:
+        """Join the group; ``callbacks`` holds the ones given, by keyword name."""
+        raise NotImplementedError
+
+    def _user_moved(self) -> None:
+        """A callback moved partitions itself (the bridge must not move them again)."""
+
+    def _commit(
+        self, message: Any, offsets: Sequence[Any] | None, asynchronous: bool
+    ) -> list[Any] | None:
+        raise NotImplementedError
+
+    def _close_clients(self) -> None:
+        """Called once, by the first close(), after the consumer is marked closed."""
+        raise NotImplementedError
+
+    # --- group ----------------------------------------------------------------------------
+
+    def subscribe(
+        self,
+        topics: Sequence[str],
+        on_assign: Callback | None = None,
+        on_revoke: Callback | None = None,
+        on_lost: Callback | None = None,
+    ) -> None:
+        """Join the group for ``topics`` (names, or regexes starting with ``^``)."""
+        self._check_usable("subscribe")
+        self._subscribe(topics, checked_callbacks(on_assign, on_revoke, on_lost))
+
+    # --- offsets --------------------------------------------------------------------------
+
+    def commit(
+        self,
+        message: Any = None,
+        offsets: Sequence[Any] | None = None,
+        asynchronous: bool = False,
+    ) -> list[Any] | None:
+        """Commit ``message``'s offset, ``offsets``, or everything consumed.
+
+        Synchronous by default (confluent-kafka's default is asynchronous): the returned
+        partitions are committed when this returns.
+        """
+        self._check_usable(None)
+        return self._commit(message, offsets, asynchronous)
+
+    # --- assignment: only from inside rebalance callbacks (the group decides) -------------
+
+    def assign(self, partitions: list[Any]) -> None:
+        self._moved_by_callback("assign")
+        _Base.assign(self, partitions)
+
+    def unassign(self) -> None:
+        self._moved_by_callback("unassign")
+        _Base.unassign(self)
+
+    def incremental_assign(self, partitions: list[Any]) -> None:
+        self._moved_by_callback("incremental_assign")
+        _Base.incremental_assign(self, partitions)
+
+    def incremental_unassign(self, partitions: list[Any]) -> None:
+        self._moved_by_callback("incremental_unassign")
+        _Base.incremental_unassign(self, partitions)
+
+    def _moved_by_callback(self, name: str) -> None:
+        if not self._in_rebalance_callback():
+            raise state_error(
+                f"{name}() outside a rebalance callback: the group assigns this consumer's "
+                "partitions (call it from on_assign/on_revoke, or not at all)"
+            )
+        self._user_moved()
+
+    # --- lifecycle ------------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Hand partitions back (on_revoke, commit), leave the group and close; a second
+        call does nothing."""
+        if self._closed:
+            return
+        self._check_usable("close")
+        self._closed = True
+        self._close_clients()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def _check_usable(self, name: str | None) -> None:
+        if self._closed:
+            raise RuntimeError("Consumer closed")
+        if name is not None and self._in_rebalance_callback():
+            raise state_error(f"{name}() cannot be called from a rebalance callback")
