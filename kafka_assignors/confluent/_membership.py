@@ -42,8 +42,14 @@ log = logging.getLogger("kafka_assignors.confluent")
 POLL_MS = 200
 #: Pause between two polls while the member is stable: kafka-python only needs them to
 #: start a requested rejoin and to know the application is alive, and each poll wakes
-#: threads that compete with the application's for the GIL.
+#: threads that compete with the application's for the GIL.  A rejoin request ends it
+#: early (:func:`wake_on_rejoin`).
 STABLE_IDLE_S = 0.5
+#: The coordinator methods that mark a rejoin as needed; wrapped to end the stable pause.
+#: kafka-python's heartbeat response handler (REBALANCE_IN_PROGRESS, ILLEGAL_GENERATION,
+#: UNKNOWN_MEMBER_ID) reaches them on its IO thread, between two membership polls.
+REJOIN_HOOKS = ("request_rejoin", "reset_generation")
+_warned_no_hook = False
 #: Pause after a failed membership poll().
 ERROR_BACKOFF_S = 0.5
 
@@ -79,6 +85,8 @@ class MembershipThread:
         self._commits: collections.deque[Offsets] = collections.deque()
         self._error: BaseException | None = None
         patch_rejoin_hang(client)  # our assignors install it already; kafka-python's do not
+        coordinator = getattr(client, "_coordinator", None)
+        self._coordinator = coordinator if wake_on_rejoin(coordinator, self._wake) else None
 
     def new_waiter(self) -> Waiter:
         """Something the listener can await on the IO thread and another thread can notify."""
@@ -131,6 +139,13 @@ class MembershipThread:
     def stable(self) -> bool:
         return bool(self.client.group_metadata().state == MemberState.STABLE)
 
+    def _settled(self) -> bool:
+        """Stable with no rejoin requested or under way: nothing for a poll to do."""
+        if not self.stable():
+            return False
+        # a join scheduled by the last poll(timeout_ms=0) may not have set REBALANCING yet
+        return self._coordinator is None or not self._coordinator.need_rejoin()
+
     def in_group(self) -> bool:
         md = self.client.group_metadata()
         return bool(md.member_id) and int(md.generation_id) >= 0
@@ -176,7 +191,9 @@ class MembershipThread:
                 self._stop.wait(0.1)
                 continue
             try:
-                stable = self.stable()
+                # a requested rejoin is polled for like one under way: a poll(timeout_ms=0)
+                # that cannot start it yet (coordinator unknown) must not spin
+                stable = self._settled()
                 self.client.poll(timeout_ms=0 if stable else POLL_MS)
             except Exception as exc:
                 if isinstance(exc, kp_errors.KafkaError) and exc.retriable:
@@ -187,6 +204,38 @@ class MembershipThread:
                 self._stop.wait(ERROR_BACKOFF_S)
                 continue
             self.drain_commits()
-            if stable and self.stable() and not self._commits:
+            if stable and self._settled() and not self._commits:
                 self._wake.wait(STABLE_IDLE_S)
                 self._wake.clear()
+
+
+def wake_on_rejoin(coordinator: Any, wake: threading.Event) -> bool:
+    """Set ``wake`` whenever kafka-python's ``coordinator`` marks a rejoin as needed.
+
+    Replaces the methods of :data:`REJOIN_HOOKS` on this coordinator instance only.
+    Returns False, after one warning per process, for a coordinator that lacks them:
+    rejoins then start at the next poll, up to ``STABLE_IDLE_S`` later.
+    """
+    global _warned_no_hook
+    missing = [name for name in (*REJOIN_HOOKS, "need_rejoin")
+               if not callable(getattr(coordinator, name, None))]
+    if missing:
+        if not _warned_no_hook:
+            _warned_no_hook = True
+            log.warning("confluent bridge: this kafka-python's coordinator has no %s; a "
+                        "requested rejoin starts up to %.1f s late", ", ".join(missing),
+                        STABLE_IDLE_S)
+        return False
+    for name in REJOIN_HOOKS:
+        setattr(coordinator, name, _waking(getattr(coordinator, name), wake))
+    return True
+
+
+def _waking(method: Callable[..., Any], wake: threading.Event) -> Callable[..., Any]:
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return method(*args, **kwargs)
+        finally:
+            wake.set()  # after the flag is set, so the woken poll sees it
+
+    return wrapper

@@ -1,0 +1,117 @@
+"""The bridge's membership thread: a rejoin request ends its stable pause (no broker)."""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+from kafka import errors as Errors
+from kafka.coordinator.base import BaseCoordinator
+from kafka.coordinator.consumer import ConsumerCoordinator
+from kafka.structs import MemberState
+
+from kafka_assignors.confluent import _membership
+from kafka_assignors.confluent._membership import (
+    REJOIN_HOOKS,
+    STABLE_IDLE_S,
+    MembershipThread,
+    wake_on_rejoin,
+)
+
+
+class FakeCoordinator:
+    def __init__(self) -> None:
+        self.rejoin_needed = False
+        self.state = MemberState.STABLE
+
+    def request_rejoin(self) -> None:
+        self.rejoin_needed = True
+
+    def reset_generation(self, member_id: str = "") -> None:
+        self.rejoin_needed = True
+
+    def need_rejoin(self) -> bool:
+        return self.rejoin_needed
+
+
+class FakeClient:
+    """kafka-python's KafkaConsumer as the membership thread sees it; poll() rejoins at once."""
+
+    def __init__(self) -> None:
+        self._net = SimpleNamespace(call_soon_threadsafe=lambda *a: None)
+        self._coordinator = FakeCoordinator()
+        self.polls: list[float] = []
+        self.polled = threading.Event()
+
+    def group_metadata(self) -> Any:
+        return SimpleNamespace(state=self._coordinator.state)
+
+    def poll(self, timeout_ms: int = 0) -> dict[Any, Any]:
+        self._coordinator.rejoin_needed = False
+        self.polls.append(time.monotonic())
+        self.polled.set()
+        return {}
+
+
+def test_kafka_python_heartbeat_handler_requests_the_rejoin_through_the_hook() -> None:
+    """kafka-python still marks a REBALANCE_IN_PROGRESS heartbeat with request_rejoin()."""
+    for name in (*REJOIN_HOOKS, "need_rejoin", "_handle_heartbeat_response"):
+        assert callable(getattr(BaseCoordinator, name, None)), name
+    coordinator: Any = object.__new__(ConsumerCoordinator)  # only the handler's fields
+    coordinator.rejoin_needed = False
+    coordinator.config = {"group_id": "g"}
+    coordinator._sensors = None
+    wake = threading.Event()
+    assert wake_on_rejoin(coordinator, wake)
+    response = SimpleNamespace(error_code=Errors.RebalanceInProgressError.errno)
+    with pytest.raises(Errors.RebalanceInProgressError):
+        coordinator._handle_heartbeat_response(response, time.monotonic())
+    assert coordinator.rejoin_needed and wake.is_set()
+
+
+def test_every_rejoin_hook_wakes_and_keeps_its_result() -> None:
+    coordinator = FakeCoordinator()
+    wake = threading.Event()
+    assert wake_on_rejoin(coordinator, wake)
+    for name in REJOIN_HOOKS:
+        wake.clear()
+        coordinator.rejoin_needed = False
+        getattr(coordinator, name)()
+        assert coordinator.rejoin_needed and wake.is_set(), name
+
+
+def test_a_coordinator_without_the_hooks_is_left_alone_with_one_warning(
+        monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    monkeypatch.setattr(_membership, "_warned_no_hook", False)
+    bare = SimpleNamespace(need_rejoin=lambda: False)
+    with caplog.at_level(logging.WARNING, logger="kafka_assignors.confluent"):
+        assert not wake_on_rejoin(bare, threading.Event())
+        assert not wake_on_rejoin(bare, threading.Event())
+        assert not wake_on_rejoin(None, threading.Event())
+    assert [r.getMessage() for r in caplog.records if "request_rejoin" in r.getMessage()] == [
+        "confluent bridge: this kafka-python's coordinator has no request_rejoin, "
+        f"reset_generation; a requested rejoin starts up to {STABLE_IDLE_S:.1f} s late"]
+    assert not hasattr(bare, "request_rejoin")
+
+
+def test_a_rejoin_request_ends_the_stable_pause(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The heartbeat thread's request is polled for at once, not STABLE_IDLE_S later."""
+    monkeypatch.setattr(_membership, "patch_rejoin_hang", lambda client: False)
+    client = FakeClient()
+    thread = MembershipThread(client, max_poll_interval_s=60, on_commit_done=lambda o, e: None,
+                              name="t")
+    thread.start()
+    try:
+        assert client.polled.wait(5)
+        time.sleep(0.1)  # the thread is in its stable pause now
+        client.polled.clear()
+        asked = time.monotonic()
+        client._coordinator.request_rejoin()
+        assert client.polled.wait(5)
+        assert min(t for t in client.polls if t >= asked) - asked < STABLE_IDLE_S / 2
+    finally:
+        thread.stop(time.monotonic() + 5, lambda: None)
