@@ -72,7 +72,8 @@ def test_demo_short_runs_the_groups_then_the_pipeline_and_cleans_up(
         assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", png
         assert path.stat().st_size > 5_000 and f'src="{png}.png"' in page, png
     assert "Recommendation: " in page
-    assert "<h2>Sizing</h2>" in page and "Partitions needed:" in page
+    assert '<section id="sizing">' in page and "partitions needed = ceil(max(" in page
+    assert "<pre" not in page and (report_dir / "report" / "sizing.json").exists()
     sizing = json.loads((report_dir / "sizing.json").read_text())
     assert sizing["unit"] == "messages/s" and sizing["consumer_per_partition"] == 150
     assert sizing["target"] > 0 and sizing["source"].startswith("measured")

@@ -113,7 +113,7 @@ def run_analyze_command(args: argparse.Namespace) -> int:
     from .evaluate import evaluate
     from .profile import Window, run_profile, write_profile
     from .report import build_report
-    from .sizing import describe, size_from_profile
+    from .sizing import GIVEN, Origin, describe, size_from_profile
 
     topics = [t.strip() for arg in args.topic for t in arg.split(",") if t.strip()]
     patterns = [s.strip() for s in args.subscriptions.split(",") if s.strip()]
@@ -159,17 +159,15 @@ def run_analyze_command(args: argparse.Namespace) -> int:
         metric=args.metric,
         growth=args.growth,
         headroom=args.headroom,
+        origins={
+            "producer": _rate_origin(args.producer_rate, "--producer-rate"),
+            "consumer": _rate_origin(args.consumer_rate, "--consumer-rate"),
+            "growth": Origin(GIVEN, f"--growth{' (the default)' if args.growth == 1 else ''}"),
+            "headroom": Origin(
+                GIVEN, f"--headroom{' (the default)' if args.headroom == 1.5 else ''}"
+            ),
+        },
     )
-    assumed = [
-        what
-        for what, given in (("producer", args.producer_rate), ("consumer", args.consumer_rate))
-        if not given
-    ]
-    if assumed:
-        sizing.warnings.append(
-            f"{' and '.join(assumed)} throughput per partition assumed, not measured: "
-            "give --producer-rate / --consumer-rate (or measure with `sizing --measure`)"
-        )
     sizing_path = args.out / "sizing.json"
     sizing_path.parent.mkdir(parents=True, exist_ok=True)
     sizing_path.write_text(json.dumps(sizing.to_json(), indent=1, default=str) + "\n")
@@ -186,3 +184,15 @@ def run_analyze_command(args: argparse.Namespace) -> int:
         say(f"recommendation: {report.recommendation}")
     say(f"report: {report.html.resolve()}")
     return 0
+
+
+def _rate_origin(given: float | None, flag: str) -> Any:
+    from .sizing import ASSUMED, GIVEN, Origin
+
+    if given:
+        return Origin(GIVEN, flag)
+    return Origin(
+        ASSUMED,
+        "a typical figure, not this cluster's: measure it with `kafka-assignors analyze "
+        f"--measure` (or `sizing --measure`), or give {flag}",
+    )

@@ -407,11 +407,7 @@ def run_report_command(args: argparse.Namespace) -> int:
         return 2
     sizing = None
     if sizing_path is not None:
-        data = json.loads(sizing_path.read_text())
-        from .sizing import HotKey
-
-        data["hot_keys"] = [HotKey(**h) for h in data.get("hot_keys", [])]
-        sizing = Sizing(**data)
+        sizing = Sizing.from_json(json.loads(sizing_path.read_text()))
     report = build_report(
         args.out, steps_path=steps, profile_path=profile, sizing=sizing, consumers=args.consumers
     )
