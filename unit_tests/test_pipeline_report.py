@@ -116,9 +116,10 @@ def test_sizing_is_tables_with_the_json_beside_the_page(tmp_path: Path) -> None:
             "<td class='unit'>messages/s</td><td class='kind measured'>measured</td>") in page
     assert "<code>kafka-assignors analyze --measure</code>" in page
     # hot keys: 270 messages/s on a:0 is more than one consumer's 150; 5 on a:1 is not
-    assert ("<td>a</td><td>0</td><td>k0</td><td>270 messages/s</td><td>90%</td>"
-            "<td class='bad'>no: split the key") in page
-    assert "<td>k1</td><td>5 messages/s</td><td>25%</td><td class='ok'>yes</td>" in page
+    assert ("<td>a</td><td>0</td><td class='text'>k0</td><td>270 messages/s</td><td>90%</td>"
+            "<td class='text bad'>no: split the key") in page
+    assert ("<td class='text'>k1</td><td>5 messages/s</td><td>25%</td>"
+            "<td class='text ok'>yes</td>") in page
     assert "1 key(s) alone carry more than one consumer takes (150 messages/s)" in page
     assert "<td>partitions now</td><td>2</td><td class='text'>too few: 3 carry" in page
 

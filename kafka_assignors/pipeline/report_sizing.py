@@ -108,9 +108,9 @@ def _hot_keys(s: Sizing) -> str:
         over = h.rate > s.consumer_per_partition
         verdict = "no: split the key or speed up its processing" if over else "yes"
         rows.append(
-            f"<tr><td>{_e(h.topic)}</td><td>{h.partition}</td><td>{_e(h.key)}</td>"
+            f"<tr><td>{_e(h.topic)}</td><td>{h.partition}</td><td class='text'>{_e(h.key)}</td>"
             f"<td>{_e(human(h.rate, s.unit))}</td><td>{h.share:.0%}</td>"
-            f"<td class='{'bad' if over else 'ok'}'>{_e(verdict)}</td></tr>"
+            f"<td class='text {'bad' if over else 'ok'}'>{_e(verdict)}</td></tr>"
         )
     over_count = sum(1 for h in s.hot_keys if h.rate > s.consumer_per_partition)
     more = (
@@ -129,8 +129,9 @@ def _hot_keys(s: Sizing) -> str:
     return (
         "<p>Each partition's hottest key. A key always lands on one partition, so one "
         f"consumer reads all of it. {verdict}{more}</p>"
-        "<table class='hot'><tr><th>topic</th><th>partition</th><th>key</th><th>rate</th>"
-        "<th>share of the partition</th><th>one consumer can take it</th></tr>"
+        "<table class='hot'><tr><th>topic</th><th>partition</th><th class='text'>key</th>"
+        "<th>rate</th><th>share of the partition</th>"
+        "<th class='text'>one consumer can take it</th></tr>"
         f"{''.join(rows)}</table>"
     )
 
