@@ -17,6 +17,8 @@ import pytest
 
 from kafka_assignors.cli import main
 
+from .browser import check_report
+
 CLI = [sys.executable, "-m", "kafka_assignors.cli"]
 OURS = "kafka_assignors:CooperativeBalancedStickyAssignor"
 
@@ -88,6 +90,10 @@ def test_demo_short_runs_the_groups_then_the_pipeline_and_cleans_up(
                                    "(max_poll_records 15, 100 ms of processing after each poll)")
     assert "100 ms of processing after each poll" in page
     assert "assumed, not measured" not in page and "Warning" not in page
+    # in a real browser: no console error, every image loads, every section of the contents
+    # is there, no JSON printed; the screenshot is left beside the report
+    seen = check_report(report)
+    assert seen.images == 5 and seen.sections[-1] == "Sizing: partitions and consumers"
     profile = json.loads((report_dir / "profile" / "profile.json").read_text())
     assert {e["topic"] for e in profile["partitions"]} == set(re.findall(
         r"topics: (demo-orders-\w+) \(8 partitions\), (demo-payments-\w+)", out)[0])

@@ -121,7 +121,7 @@ def test_sizing_is_tables_with_the_json_beside_the_page(tmp_path: Path) -> None:
     assert ("<td class='text'>k1</td><td>5 messages/s</td><td>25%</td>"
             "<td class='text ok'>yes</td>") in page
     assert "1 key(s) alone carry more than one consumer takes (150 messages/s)" in page
-    assert "<td>partitions now</td><td>2</td><td class='text'>too few: 3 carry" in page
+    assert "<td>partitions now</td><td>2</td><td class='text'>too few: it takes 3 to carry" in page
 
 
 def test_report_of_a_profile_alone(tmp_path: Path) -> None:

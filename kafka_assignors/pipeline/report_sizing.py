@@ -49,8 +49,8 @@ def _answer(s: Sizing) -> str:
     capacity = s.partitions_recommended * min(s.producer_per_partition, s.consumer_per_partition)
     rows = [
         ("partitions", f"{s.partitions_recommended}",
-         f"{s.partitions_needed} carry the target; {s.headroom:g}x headroom, because adding "
-         "partitions later moves keys to other partitions"),
+         f"{_partitions(s.partitions_needed)} the target; {s.headroom:g}x headroom, because "
+         "adding partitions later moves keys to other partitions"),
         ("consumers worth running", f"{s.consumers_worth_running}",
          f"each takes {human(s.consumer_per_partition, s.unit)} from a partition; more than "
          f"{s.partitions_recommended} would sit idle"),
@@ -66,7 +66,7 @@ def _answer(s: Sizing) -> str:
         rows.insert(0, (
             "partitions now", f"{s.current_partitions}",
             "enough for the target" if enough
-            else f"too few: {s.partitions_needed} carry the target",
+            else f"too few: it takes {s.partitions_needed} to carry the target",
         ))
     body = "".join(
         f"<tr><td>{_e(a)}</td><td>{_e(b)}</td><td class='text'>{_e(c)}</td></tr>"
@@ -76,6 +76,10 @@ def _answer(s: Sizing) -> str:
         "<table class='answer'><tr><th>figure</th><th>value</th><th class='text'>why</th></tr>"
         f"{body}</table>"
     )
+
+
+def _partitions(n: int) -> str:
+    return "1 partition carries" if n == 1 else f"{n} partitions carry"
 
 
 def _per_topic(s: Sizing) -> str:
