@@ -120,7 +120,7 @@ def test_sizing_is_tables_with_the_json_beside_the_page(tmp_path: Path) -> None:
             "<td class='text bad'>no: split the key") in page
     assert ("<td class='text'>k1</td><td>5 messages/s</td><td>25%</td>"
             "<td class='text ok'>yes</td>") in page
-    assert "1 key(s) alone carry more than one consumer takes (150 messages/s)" in page
+    assert "1 key alone carries more than one consumer takes (150 messages/s)" in page
     assert "<td>partitions now</td><td>2</td><td class='text'>too few: it takes 3 to carry" in page
 
 

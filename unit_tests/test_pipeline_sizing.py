@@ -130,6 +130,9 @@ def test_the_rule_is_written_with_the_numbers_put_in() -> None:
     assert lines[1].endswith("ceil(10 x 1.5) = 15")
     assert lines[2].endswith("min(15, ceil(10)) = 10")
     assert lines[3].endswith("15 x 16 KiB = 240 KiB")
+    # no thousands commas among the arguments: max(1500 / 1000, ...), not max(1,500 / 1,000)
+    assert "ceil(max(1500 / 1000, 1500 / 400)) = ceil(max(1.5, 3.75)) = 4" in rule_lines(
+        size(1500, 1000, 400))[0]
 
 
 def test_messages_metric_and_given_target() -> None:

@@ -42,8 +42,10 @@ log = logging.getLogger(__name__)
 # phase can take minutes on a loaded machine.
 DEFAULT_PHASES = ("range", "cooperative-balanced-sticky")
 SHORT_PHASES = DEFAULT_PHASES
-#: Seconds the pipeline reads at the members' pace to measure Tc (records/s per consumer).
+#: Seconds the pipeline reads at the members' pace to measure Tc (records/s per consumer),
+#: and records sent to measure Tp: together a few seconds on a loaded 2-core machine.
 PACED_SECONDS = 3.0
+MEASURE_RECORDS = 10_000
 
 
 def add_parser(subparsers: Any) -> None:
@@ -220,7 +222,8 @@ def _pipeline(
     per_poll = MEMBER_OPTIONS["consumer_config"]["max_poll_records"]
     cmd = [sys.executable, "-m", "kafka_assignors.cli", "--log-level", "WARNING", "analyze",
            "--bootstrap", bootstrap, "--consumers", "2,3,4", "--master", "local[2]",
-           "--metric", "messages_per_s", "--measure", "--max-poll-records", str(per_poll),
+           "--metric", "messages_per_s", "--measure", "--measure-records", str(MEASURE_RECORDS),
+           "--max-poll-records", str(per_poll),
            "--processing-ms", str(MEMBER_OPTIONS["processing_delay_ms"]),
            "--paced-seconds", str(PACED_SECONDS), "--paced-like", "the demo's members",
            "--out", str(out)]

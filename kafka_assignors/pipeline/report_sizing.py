@@ -124,7 +124,8 @@ def _hot_keys(s: Sizing) -> str:
         else ""
     )
     verdict = (
-        f"{over_count} key(s) alone carry more than one consumer takes "
+        f"{'1 key alone carries' if over_count == 1 else f'{over_count} keys alone carry'} "
+        "more than one consumer takes "
         f"({_e(human(s.consumer_per_partition, s.unit))}): no partition count helps them."
         if over_count
         else f"No key alone carries more than one consumer takes "

@@ -284,13 +284,14 @@ def _rate(p: PartitionLoad, metric: str) -> float:
     return float(value)
 
 
-def num(value: float, digits: int = 3) -> str:
+def num(value: float, digits: int = 3, *, sep: bool = True) -> str:
     """``digits`` significant figures with thousands separators, no trailing zeros:
-    25312.7 -> '25,300', 0.8231 -> '0.823', 117.0 -> '117', 16.0 -> '16'."""
+    25312.7 -> '25,300', 0.8231 -> '0.823', 117.0 -> '117', 16.0 -> '16'.  ``sep=False``
+    leaves the separators out (inside a formula, where commas separate arguments)."""
     if value == 0 or not math.isfinite(value):
         return f"{value:g}"
     places = digits - 1 - math.floor(math.log10(abs(value)))
-    text = f"{round(value, places):,.{max(places, 0)}f}"
+    text = f"{round(value, places):{',' if sep else ''}.{max(places, 0)}f}"
     return text.rstrip("0").rstrip(".") if "." in text else text
 
 
@@ -323,14 +324,18 @@ def memory(mib: float) -> str:
 def rule_lines(s: Sizing) -> list[str]:
     """The rule with the numbers put in, one line per figure of the answer."""
     tt, tp, tc = s.target, s.producer_per_partition, s.consumer_per_partition
+
+    def n(value: float) -> str:  # no thousands commas among a function's arguments
+        return num(value, sep=False)
+
     return [
-        f"partitions needed = ceil(max(Tt/Tp, Tt/Tc)) = ceil(max({num(tt)} / {num(tp)}, "
-        f"{num(tt)} / {num(tc)})) = ceil(max({num(tt / tp)}, {num(tt / tc)})) "
+        f"partitions needed = ceil(max(Tt/Tp, Tt/Tc)) = ceil(max({n(tt)} / {n(tp)}, "
+        f"{n(tt)} / {n(tc)})) = ceil(max({n(tt / tp)}, {n(tt / tc)})) "
         f"= {s.partitions_needed}",
         f"partitions recommended = ceil(needed x headroom) = ceil({s.partitions_needed} x "
         f"{s.headroom:g}) = {s.partitions_recommended}",
         f"consumers worth running = min(partitions, ceil(Tt/Tc)) = "
-        f"min({s.partitions_recommended}, ceil({num(tt / tc)})) = {s.consumers_worth_running}",
+        f"min({s.partitions_recommended}, ceil({n(tt / tc)})) = {s.consumers_worth_running}",
         f"producer buffer memory = partitions x batch.size = {s.partitions_recommended} x "
         f"{s.batch_bytes // 1024} KiB = {memory(s.producer_buffer_mib)}",
     ]
