@@ -176,8 +176,8 @@ def size(
         *extra_inputs,
         _input("headroom", headroom, "x", o.get("headroom", given)),
         _input("producer batch size", PRODUCER_BATCH_BYTES / 1024, "KiB", Origin(
-            ASSUMED, "the Java producer's default batch.size; if your producers set "
-            "batch.size, scale the buffer memory by it")),
+            ASSUMED, "the Java producer's default batch.size: read your producers' batch.size "
+            "setting and scale the buffer memory by it")),
     ]
     return Sizing(
         target=target,
