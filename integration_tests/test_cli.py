@@ -17,6 +17,8 @@ import pytest
 
 from kafka_assignors.cli import main
 
+from .browser import check_report
+
 CLI = [sys.executable, "-m", "kafka_assignors.cli"]
 OURS = "kafka_assignors:CooperativeBalancedStickyAssignor"
 
@@ -72,10 +74,26 @@ def test_demo_short_runs_the_groups_then_the_pipeline_and_cleans_up(
         assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", png
         assert path.stat().st_size > 5_000 and f'src="{png}.png"' in page, png
     assert "Recommendation: " in page
-    assert "<h2>Sizing</h2>" in page and "Partitions needed:" in page
+    assert '<section id="sizing">' in page and "partitions needed = ceil(max(" in page
+    assert "<pre" not in page and (report_dir / "report" / "sizing.json").exists()
     sizing = json.loads((report_dir / "sizing.json").read_text())
-    assert sizing["unit"] == "messages/s" and sizing["consumer_per_partition"] == 150
-    assert sizing["target"] > 0 and sizing["source"].startswith("measured")
+    assert sizing["unit"] == "messages/s" and sizing["target"] > 0
+    # Tp and Tc measured on the demo's broker; Tc at the members' pace (15 records per poll,
+    # 100 ms after each): at most 150 records/s, however loaded the machine
+    kinds = {i["name"]: i["kind"] for i in sizing["inputs"] if i["used"]}
+    assert kinds["target throughput (Tt)"] == "measured"
+    assert kinds["producer throughput per partition (Tp)"] == "measured"
+    assert kinds["consumer throughput per partition (Tc)"] == "measured"
+    assert 0 < sizing["consumer_per_partition"] <= 150
+    tc = next(i for i in sizing["inputs"] if i["name"].startswith("consumer throughput"))
+    assert tc["detail"].startswith("one kafka-python consumer paced like the demo's members "
+                                   "(max_poll_records 15, 100 ms of processing after each poll)")
+    assert "100 ms of processing after each poll" in page
+    assert "assumed, not measured" not in page and "Warning" not in page
+    # in a real browser: no console error, every image loads, every section of the contents
+    # is there, no JSON printed; the screenshot is left beside the report
+    seen = check_report(report)
+    assert seen.images == 5 and seen.sections[-1] == "Sizing: partitions and consumers"
     profile = json.loads((report_dir / "profile" / "profile.json").read_text())
     assert {e["topic"] for e in profile["partitions"]} == set(re.findall(
         r"topics: (demo-orders-\w+) \(8 partitions\), (demo-payments-\w+)", out)[0])

@@ -11,6 +11,8 @@ import pytest
 from kafka_assignors.cli import main
 from kafka_assignors.simulator import Event, Scenario, SimMember
 
+from .browser import check_report
+
 pd = pytest.importorskip("pandas")
 
 
@@ -164,6 +166,15 @@ def test_cli_evaluate_sizing_report_make_a_page_with_its_plots(
         assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
         assert f'src="{png}.png"' in page
     assert "Recommendation: " in page
+    import pyarrow.parquet as pq
+
+    # what a reader sees in Chromium: every image, every section, the hot key flagged
+    seen = check_report(out / "report.html")
+    assert seen.images == 5 and seen.screenshot.exists()
+    assert seen.sections == ["Recommendation", "What each assignor does across "
+                             f"{len(set(pq.read_table(steps)['scenario'].to_pylist()))} scenarios",
+                             "Your measured load", "Sizing: partitions and consumers"]
+    assert "<td class='text bad'>no: split the key" in page  # k0: 450 B/s > 400
     # kafka-python 3.0.12's roundrobin raises on unequal subscriptions (a known bug; a fixed
     # release would not): either its failures are reported, or its rows are all complete
     import pandas as pd

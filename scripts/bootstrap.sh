@@ -4,10 +4,11 @@
 #   1. .venv/ (Python >= 3.11) with `pip install -e '.[dev,spark,confluent,aiokafka]'`,
 #      re-run only when pyproject.toml changed since the last install (stamp file).
 #   2. The Docker engine (scripts/ensure-docker.sh: installs/starts it when needed).
-#   3. Java >= 17 for Spark (Debian's openjdk-17-jre-headless when missing).
+#   3. Java >= 17 for Spark (Debian's openjdk-17-jre-headless when missing), and Debian's
+#      Chromium with its chromedriver for the report's browser test.
 #   4. The broker image (docker/build-image.sh: cached, ~0.1 s when up to date).
 #
-# Missing Debian packages (python3.X-venv, a JRE, docker.io, debootstrap, maven) are
+# Missing Debian packages (python3.X-venv, a JRE, chromium, docker.io, debootstrap, maven) are
 # installed with apt-get, as root or through passwordless sudo (scripts/lib.sh).
 #
 # Options / environment:
@@ -60,6 +61,9 @@ if [[ $WITH_DOCKER == 1 ]]; then
     if ! command -v java >/dev/null 2>&1 || (($(java_major || echo 0) < 17)); then
         apt_install openjdk-17-jre-headless
     fi
+    # make test opens the pipeline's HTML report in headless Chromium (driven through
+    # chromedriver by Selenium; no browser download); DejaVu so that its text renders.
+    apt_install chromium chromium-driver fonts-dejavu-core
     if [[ -n "${BOOTSTRAP_SERVERS:-}" ]]; then
         say "BOOTSTRAP_SERVERS=$BOOTSTRAP_SERVERS: using that cluster, no Docker needed"
     elif [[ -n "${KAFKA_ASSIGNORS_IMAGE:-}" ]]; then

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -75,8 +76,52 @@ def test_report_page_and_plots(tmp_path: Path) -> None:
     assert len(report.plots) == 5
     for png in report.plots:
         assert png.read_bytes()[:4] == b"\x89PNG" and f'src="{png.name}"' in page
-    assert "range failed in 1 of" in page
-    assert "Partitions needed: 8" in page and "Recommendation: balanced-sticky" in page
+    assert "range failed in 1 of" in page and "Recommendation: balanced-sticky" in page
+    assert "= ceil(max(4, 8)) = 8" in page  # the rule with 40/10 and 40/5 put in
+
+
+def test_sizing_is_tables_with_the_json_beside_the_page(tmp_path: Path) -> None:
+    """The sizing section shows inputs with their origin, the answer and the hot keys as
+    tables; the JSON is a linked file next to the page, never printed in it; the table of
+    contents names every section."""
+    from kafka_assignors.pipeline.report import build_report
+    from kafka_assignors.pipeline.sizing import ASSUMED, MEASURED, Origin, Sizing
+    from kafka_assignors.pipeline.sizing import size_from_profile as sized
+
+    profile = LoadProfile(
+        tuple(
+            PartitionLoad("a", p, w, {"messages_per_s": w, "hot_key": f"k{p}",
+                                      "hot_key_share": share})
+            for p, (w, share) in enumerate([(300.0, 0.9), (20.0, 0.25)])
+        ),
+        "messages_per_s",
+    )
+    sizing = sized(profile, 10_000, 150, metric="messages_per_s", origins={
+        "producer": Origin(MEASURED, "sent 20,000 records in 0.8 s"),
+        "consumer": Origin(ASSUMED, "measure it with `kafka-assignors analyze --measure`"),
+    })
+    path = tmp_path / "profile.json"
+    profile.write(path)
+    report = build_report(tmp_path / "out", profile_path=path, sizing=sizing)
+    page = report.html.read_text()
+    assert "<pre" not in page and '"producer_per_partition"' not in page
+    assert '<a href="sizing.json" download>' in page
+    saved = Sizing.from_json(json.loads((tmp_path / "out" / "sizing.json").read_text()))
+    assert saved == sizing
+    assert [a for a, _ in report.sections] == ["verdict", "load", "sizing"]
+    for anchor, title in report.sections:
+        assert f'<a href="#{anchor}">' in page and f'id="{anchor}"' in page, title
+    # inputs: value, unit, how known and from where (assumed ones say how to measure)
+    assert ("<td>producer throughput per partition (Tp)</td><td>10,000</td>"
+            "<td class='unit'>messages/s</td><td class='kind measured'>measured</td>") in page
+    assert "<code>kafka-assignors analyze --measure</code>" in page
+    # hot keys: 270 messages/s on a:0 is more than one consumer's 150; 5 on a:1 is not
+    assert ("<td>a</td><td>0</td><td class='text'>k0</td><td>270 messages/s</td><td>90%</td>"
+            "<td class='text bad'>no: split the key") in page
+    assert ("<td class='text'>k1</td><td>5 messages/s</td><td>25%</td>"
+            "<td class='text ok'>yes</td>") in page
+    assert "1 key alone carries more than one consumer takes (150 messages/s)" in page
+    assert "<td>partitions now</td><td>2</td><td class='text'>too few: it takes 3 to carry" in page
 
 
 def test_report_of_a_profile_alone(tmp_path: Path) -> None:

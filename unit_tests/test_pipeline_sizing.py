@@ -5,7 +5,18 @@ from __future__ import annotations
 import pytest
 
 from kafka_assignors.load.profile import LoadProfile, PartitionLoad
-from kafka_assignors.pipeline.sizing import SizingError, describe, size, size_from_profile
+from kafka_assignors.pipeline.sizing import (
+    ASSUMED,
+    MEASURED,
+    Origin,
+    Sizing,
+    SizingError,
+    describe,
+    human,
+    rule_lines,
+    size,
+    size_from_profile,
+)
 
 
 def test_partitions_are_the_max_of_both_ratios_not_target_over_the_max() -> None:
@@ -69,6 +80,59 @@ def test_from_a_profile_the_target_is_measured_times_growth_and_hot_keys_are_fla
     assert any("has 3 partitions; 6 are needed" in w for w in s.warnings)
     text = describe(s)
     assert "Partitions needed: 6" in text and "Warning" in text
+    assert "target throughput (Tt): 3 kB/s (measured: the profile: 3 partitions" in text
+
+
+def test_every_input_says_how_it_is_known() -> None:
+    """Inputs come out in reading order with measured / given / assumed and the detail."""
+    s = size_from_profile(
+        profile(), 500, 1000, growth=2.0,
+        origins={"producer": Origin(MEASURED, "timed"), "consumer": Origin(ASSUMED, "how")},
+    )
+    got = [(i.name.split(" (")[0], i.kind, i.detail) for i in s.inputs]
+    assert got[:4] == [
+        ("target throughput", "measured",
+         "the profile: 3 partitions of orders carried 1.5 kB/s, times growth 2"),
+        ("producer throughput per partition", "measured", "timed"),
+        ("consumer throughput per partition", "assumed", "how"),
+        ("growth", "given", ""),
+    ]
+    assert [i.name for i in s.inputs][4:] == ["headroom", "producer batch size"]
+    assert Sizing.from_json(s.to_json()) == s
+
+
+def test_several_topics_are_also_sized_one_by_one() -> None:
+    """Two topics: the whole is sized for the group reading both, and each on its own."""
+    two = LoadProfile(
+        (*profile().partitions, PartitionLoad("pay", 0, 100, {"bytes_per_s": 100.0})),
+        "bytes_per_s",
+    )
+    s = size_from_profile(two, 1000, 250, headroom=1.0)
+    assert s.target == 1600 and s.partitions_needed == 7 and s.current_partitions is None
+    assert [(t.topic, t.partitions_now, t.target, t.partitions_needed) for t in s.per_topic] == [
+        ("orders", 3, 1500, 6), ("pay", 1, 100, 1)]
+
+
+@pytest.mark.parametrize(
+    ("value", "unit", "shown"),
+    [(25312.7, "messages/s", "25,300 messages/s"), (0.8231, "messages/s", "0.823 messages/s"),
+     (1.5e6, "bytes/s", "1.5 MB/s"), (999.0, "bytes/s", "999 B/s"), (1.5, "x", "1.5x")],
+)
+def test_numbers_are_rounded_for_people(value: float, unit: str, shown: str) -> None:
+    """Three significant figures, thousands separators, no trailing zeros."""
+    assert human(value, unit) == shown
+
+
+def test_the_rule_is_written_with_the_numbers_put_in() -> None:
+    """Tt=100, Tp=20, Tc=10 with 1.5x headroom: each step of the answer, computed."""
+    lines = rule_lines(size(100, 20, 10))
+    assert lines[0].endswith("ceil(max(100 / 20, 100 / 10)) = ceil(max(5, 10)) = 10")
+    assert lines[1].endswith("ceil(10 x 1.5) = 15")
+    assert lines[2].endswith("min(15, ceil(10)) = 10")
+    assert lines[3].endswith("15 x 16 KiB = 240 KiB")
+    # no thousands commas among the arguments: max(1500 / 1000, ...), not max(1,500 / 1,000)
+    assert "ceil(max(1500 / 1000, 1500 / 400)) = ceil(max(1.5, 3.75)) = 4" in rule_lines(
+        size(1500, 1000, 400))[0]
 
 
 def test_messages_metric_and_given_target() -> None:

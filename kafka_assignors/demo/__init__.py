@@ -10,7 +10,9 @@
    strategy, generation, imbalance);
 4. prints a side-by-side summary (imbalance, partitions moved, peak lag);
 5. runs the pipeline (profile, evaluate, sizing, report: ``kafka-assignors analyze``) on
-   the demo's topics and prints where the HTML report is (``--no-report`` skips it);
+   the demo's topics, with producer and consumer throughput per partition measured on
+   the demo's broker (the consumer at the members' pace), and prints where the HTML
+   report is (``--no-report`` skips it);
 6. cleans up: producer, member processes, the consumer groups, topics and broker
    (``--keep`` leaves groups, topics and broker).
 
@@ -40,9 +42,10 @@ log = logging.getLogger(__name__)
 # phase can take minutes on a loaded machine.
 DEFAULT_PHASES = ("range", "cooperative-balanced-sticky")
 SHORT_PHASES = DEFAULT_PHASES
-#: The demo's members read at most max_poll_records per (poll + processing pause): about
-#: 150 records/s each.  The pipeline's sizing uses that as the consumer throughput.
-MEMBER_RECORDS_PER_S = 150
+#: Seconds the pipeline reads at the members' pace to measure Tc (records/s per consumer),
+#: and records sent to measure Tp: together a few seconds on a loaded 2-core machine.
+PACED_SECONDS = 3.0
+MEASURE_RECORDS = 10_000
 
 
 def add_parser(subparsers: Any) -> None:
@@ -210,12 +213,19 @@ def _pipeline(
     args: argparse.Namespace, bootstrap: str, topics: list[str], deadline: float
 ) -> int:
     """profile -> evaluate -> sizing -> report through ``kafka-assignors analyze`` (a bounded
-    subprocess).  Sizing counts messages/s with the demo members' pace as the consumer
-    throughput."""
+    subprocess).  Sizing counts messages/s; Tp and Tc are measured on the demo's broker
+    (``analyze --measure``), Tc at the members' own pace (records per poll and processing
+    time after each poll, from :data:`MEMBER_OPTIONS`)."""
+    from .phases import MEMBER_OPTIONS
+
     out = Path(args.report_dir)
+    per_poll = MEMBER_OPTIONS["consumer_config"]["max_poll_records"]
     cmd = [sys.executable, "-m", "kafka_assignors.cli", "--log-level", "WARNING", "analyze",
            "--bootstrap", bootstrap, "--consumers", "2,3,4", "--master", "local[2]",
-           "--metric", "messages_per_s", "--consumer-rate", str(MEMBER_RECORDS_PER_S),
+           "--metric", "messages_per_s", "--measure", "--measure-records", str(MEASURE_RECORDS),
+           "--max-poll-records", str(per_poll),
+           "--processing-ms", str(MEMBER_OPTIONS["processing_delay_ms"]),
+           "--paced-seconds", str(PACED_SECONDS), "--paced-like", "the demo's members",
            "--out", str(out)]
     for t in topics:
         cmd += ["--topic", t]

@@ -6,10 +6,13 @@ for profile and evaluate, a small grid built around the measured profile
 from the measured rates, then the report, whose path it prints.
 
 Sizing needs what one partition takes from producers and gives to one consumer,
-which a profile does not measure: unless given (``--producer-rate``,
-``--consumer-rate``), the assumptions are 10 MB/s and 2 MB/s per partition
-(``bytes_per_s``; with ``--metric messages_per_s``, 10,000 and 2,000 messages/s),
-growth 1x and headroom 1.5x.  The report states them.
+which a profile does not measure.  ``--measure`` measures both on the cluster
+(records of the profile's mean size through a temporary 1-partition topic; with
+``--processing-ms``, the consumer at your consumers' pace: what the demo does).
+Otherwise, unless given (``--producer-rate``, ``--consumer-rate``), the assumptions
+are 10 MB/s and 2 MB/s per partition (``bytes_per_s``; with ``--metric
+messages_per_s``, 10,000 and 2,000 messages/s), growth 1x and headroom 1.5x.  The
+report states each input and where it came from.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from ..simulator.grid import SUBSCRIPTIONS as GRID_SUBSCRIPTIONS
+from .measure import measure_options
 from .options import (
     REPORTS,
     kafka_options,
@@ -104,6 +108,7 @@ def add_parser(subparsers: Any) -> None:
     )
     g.add_argument("--growth", type=float, default=1.0, help="growth factor (default 1)")
     g.add_argument("--headroom", type=float, default=1.5, help="partition headroom (1.5)")
+    measure_options(p, record_size_default="the profile's mean record size")
     spark_options(p)
     p.set_defaults(func=run_analyze_command)
 
@@ -113,7 +118,7 @@ def run_analyze_command(args: argparse.Namespace) -> int:
     from .evaluate import evaluate
     from .profile import Window, run_profile, write_profile
     from .report import build_report
-    from .sizing import describe, size_from_profile
+    from .sizing import GIVEN, Origin, describe, size_from_profile
 
     topics = [t.strip() for arg in args.topic for t in arg.split(",") if t.strip()]
     patterns = [s.strip() for s in args.subscriptions.split(",") if s.strip()]
@@ -152,24 +157,38 @@ def run_analyze_command(args: argparse.Namespace) -> int:
         remote = session.spark.read.parquet(session.output_path(steps_path))
         remote.toPandas().to_parquet(steps_path)
     say(f"{summary.steps:,} simulated rebalances in {summary.seconds:.1f} s: {steps_path}")
+    origins = {
+        "producer": _rate_origin(args.producer_rate, "--producer-rate"),
+        "consumer": _rate_origin(args.consumer_rate, "--consumer-rate"),
+        "growth": Origin(GIVEN, f"--growth{' (the default)' if args.growth == 1 else ''}"),
+        "headroom": Origin(GIVEN, f"--headroom{' (the default)' if args.headroom == 1.5 else ''}"),
+    }
+    tp = args.producer_rate or ASSUMED_RATES[args.metric][0]
+    tc = args.consumer_rate or ASSUMED_RATES[args.metric][1]
+    extra: list[Any] = []
+    if args.measure and not (args.producer_rate and args.consumer_rate):
+        from .measure import measure_and_say
+
+        measured = measure_and_say(args, args.record_size or _mean_record_size(profile),
+                                   "analyze")
+        if measured is None:
+            return 1
+        rates, found = measured.rates(args.metric), measured.origins(_where(args.bootstrap))
+        if not args.producer_rate:
+            tp, origins["producer"] = rates[0], found["producer"]
+        if not args.consumer_rate:
+            tc, origins["consumer"] = rates[1], found["consumer"]
+            extra = measured.unpaced_input(args.metric)
     sizing = size_from_profile(
         profile,
-        args.producer_rate or ASSUMED_RATES[args.metric][0],
-        args.consumer_rate or ASSUMED_RATES[args.metric][1],
+        tp,
+        tc,
         metric=args.metric,
         growth=args.growth,
         headroom=args.headroom,
+        origins=origins,
+        extra_inputs=extra,
     )
-    assumed = [
-        what
-        for what, given in (("producer", args.producer_rate), ("consumer", args.consumer_rate))
-        if not given
-    ]
-    if assumed:
-        sizing.warnings.append(
-            f"{' and '.join(assumed)} throughput per partition assumed, not measured: "
-            "give --producer-rate / --consumer-rate (or measure with `sizing --measure`)"
-        )
     sizing_path = args.out / "sizing.json"
     sizing_path.parent.mkdir(parents=True, exist_ok=True)
     sizing_path.write_text(json.dumps(sizing.to_json(), indent=1, default=str) + "\n")
@@ -186,3 +205,28 @@ def run_analyze_command(args: argparse.Namespace) -> int:
         say(f"recommendation: {report.recommendation}")
     say(f"report: {report.html.resolve()}")
     return 0
+
+
+def _rate_origin(given: float | None, flag: str) -> Any:
+    from .sizing import ASSUMED, GIVEN, Origin
+
+    if given:
+        return Origin(GIVEN, flag)
+    return Origin(
+        ASSUMED,
+        "a typical figure, not this cluster's: measure it with `kafka-assignors analyze "
+        f"--measure` (or `sizing --measure`), or give {flag}",
+    )
+
+
+def _mean_record_size(profile: Any) -> int:
+    """Bytes (key + value) per message over the profile; 1,000 when it counted none."""
+    parts = profile.partitions
+    messages = sum(float(p.measured.get("messages", 0) or 0) for p in parts)
+    size = sum(float(p.measured.get("bytes", 0) or 0) for p in parts)
+    return max(1, round(size / messages)) if messages and size else 1_000
+
+
+def _where(bootstrap: str) -> str:
+    first = bootstrap.split(",")[0].strip()
+    return f"the profiled cluster ({first})"

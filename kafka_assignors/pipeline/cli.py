@@ -249,19 +249,9 @@ def _sizing(subparsers: Any) -> None:
         metavar="TC",
         help="throughput one consumer gets from one partition; required unless --measure",
     )
-    m = p.add_argument_group("measuring (--measure)")
-    m.add_argument(
-        "--measure",
-        action="store_true",
-        help="measure the rates not given: produce records to a temporary 1-partition topic "
-        "and read them back (needs --bootstrap; the topic is deleted after)",
-    )
-    m.add_argument(
-        "--measure-records", type=int, default=20_000, help="records to send (default 20000)"
-    )
-    m.add_argument(
-        "--record-size", type=int, default=1_000, help="bytes per record (default 1000)"
-    )
+    from .measure import measure_options
+
+    measure_options(p, record_size_default="1000")
     kafka_options(p, required=False)
     p.add_argument("--target", type=rate, metavar="TT", help="target throughput")
     p.add_argument("--profile", type=Path, help="measured load profile (target and hot keys)")
@@ -289,45 +279,45 @@ def _sizing(subparsers: Any) -> None:
 
 def run_sizing_command(args: argparse.Namespace) -> int:
     from ..load.profile import read_profile
-    from .sizing import describe, size, size_from_profile
+    from .sizing import GIVEN, Origin, describe, size, size_from_profile
 
     if args.profile is None and args.target is None:
         print("sizing needs --target or --profile", file=sys.stderr)
         return 2
     producer_rate, consumer_rate = args.producer_rate, args.consumer_rate
+    origins = {
+        "producer": Origin(GIVEN, "--producer-rate"),
+        "consumer": Origin(GIVEN, "--consumer-rate"),
+        "headroom": Origin(GIVEN, "--headroom"),
+        "growth": Origin(GIVEN, "--growth"),
+        "target": Origin(GIVEN, "--target"),
+    }
+    extra: list[Any] = []
     if args.measure and (producer_rate is None or consumer_rate is None):
-        from .kafka_io import KafkaIOError, measure_throughput
-
         if not args.bootstrap:
             print("sizing --measure needs --bootstrap", file=sys.stderr)
             return 2
         metric = args.metric if args.profile else (
             "messages_per_s" if args.unit.startswith("messages") else "bytes_per_s"
         )
-        try:
-            measured = measure_throughput(
-                args.bootstrap,
-                records=args.measure_records,
-                record_bytes=args.record_size,
-                security=security(args),
-            )
-        except KafkaIOError as exc:
-            print(f"kafka-assignors sizing: error: {exc}", file=sys.stderr)
+        from .measure import measure_and_say
+
+        measured = measure_and_say(args, args.record_size or 1_000, "sizing")
+        if measured is None:
             return 1
-        say(
-            f"measured on one partition ({measured.records:,} records of "
-            f"{measured.record_bytes:,} bytes): producer {measured.producer_messages_per_s:,.0f} "
-            f"msg/s = {measured.producer_bytes_per_s / 1e6:,.2f} MB/s, consumer "
-            f"{measured.consumer_messages_per_s:,.0f} msg/s = "
-            f"{measured.consumer_bytes_per_s / 1e6:,.2f} MB/s"
-        )
         tp, tc = measured.rates(metric)
-        producer_rate = producer_rate if producer_rate is not None else tp
-        consumer_rate = consumer_rate if consumer_rate is not None else tc
+        found = measured.origins(args.bootstrap)
+        if producer_rate is None:
+            producer_rate, origins["producer"] = tp, found["producer"]
+        if consumer_rate is None:
+            consumer_rate, origins["consumer"] = tc, found["consumer"]
+            extra = measured.unpaced_input(metric)
     if producer_rate is None or consumer_rate is None:
         print("sizing needs --producer-rate and --consumer-rate (or --measure)", file=sys.stderr)
         return 2
     if args.profile:
+        if args.target is None:
+            del origins["target"]
         result = size_from_profile(
             read_profile(args.profile),
             producer_rate,
@@ -336,6 +326,8 @@ def run_sizing_command(args: argparse.Namespace) -> int:
             growth=args.growth,
             headroom=args.headroom,
             target=args.target,
+            origins=origins,
+            extra_inputs=extra,
         )
     else:
         result = size(
@@ -344,6 +336,8 @@ def run_sizing_command(args: argparse.Namespace) -> int:
             consumer_rate,
             unit=args.unit,
             headroom=args.headroom,
+            origins=origins,
+            extra_inputs=extra,
         )
     say(describe(result))
     args.out.parent.mkdir(parents=True, exist_ok=True)
@@ -407,11 +401,7 @@ def run_report_command(args: argparse.Namespace) -> int:
         return 2
     sizing = None
     if sizing_path is not None:
-        data = json.loads(sizing_path.read_text())
-        from .sizing import HotKey
-
-        data["hot_keys"] = [HotKey(**h) for h in data.get("hot_keys", [])]
-        sizing = Sizing(**data)
+        sizing = Sizing.from_json(json.loads(sizing_path.read_text()))
     report = build_report(
         args.out, steps_path=steps, profile_path=profile, sizing=sizing, consumers=args.consumers
     )

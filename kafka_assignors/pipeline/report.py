@@ -16,7 +16,8 @@ from typing import Any
 from ..load.profile import LoadProfile, read_profile
 from ..simulator import Scenario, SimMember, simulate
 from . import plots
-from .sizing import Sizing, describe
+from .report_sizing import SIZING_JSON, section_sizing
+from .sizing import Sizing
 from .summary import AssignorFigures, per_assignor, recommend
 
 DEFAULT_PROFILE_ASSIGNORS = ("range", "roundrobin", "cooperative-sticky", "balanced-sticky")
@@ -27,6 +28,8 @@ class Report:
     html: Path
     plots: tuple[Path, ...]
     recommendation: str | None
+    #: The sections, as (anchor, title), in the order of the table of contents.
+    sections: tuple[tuple[str, str], ...] = ()
 
 
 def profile_loads(
@@ -55,13 +58,14 @@ def build_report(
     consumers: int | None = None,
     title: str = "Kafka partition assignment report",
 ) -> Report:
-    """Write ``report.html`` and its PNGs into ``out_dir``."""
+    """Write ``report.html``, its PNGs and (with ``sizing``) ``sizing.json`` into
+    ``out_dir``."""
     import pandas as pd
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     made: list[Path] = []
-    body: list[str] = []
+    body: list[tuple[str, str, str]] = []  # (anchor, title, html)
     figures: list[AssignorFigures] = []
     pick: str | None = None
     reasons: list[str] = []
@@ -74,7 +78,9 @@ def build_report(
             plots.movement(steps, out / "movement.png"),
             plots.tradeoff(figures, out / "tradeoff.png"),
         ]
-        body.append(_section_evaluate(steps, figures))
+        body.append(("assignors", f"What each assignor does across "
+                     f"{steps['scenario'].nunique()} scenarios",
+                     _section_evaluate(steps, figures)))
     profile = read_profile(profile_path) if profile_path is not None else None
     if profile is not None:
         n = consumers or (sizing.consumers_worth_running if sizing else 0) or 6
@@ -92,13 +98,15 @@ def build_report(
             plots.partition_load(rates, capacity, unit, out / "partition_load.png"),
             plots.consumer_load(loads, unit, out / "consumer_load.png"),
         ]
-        body.append(_section_profile(profile, loads, n))
+        body.append(("load", "Your measured load", _section_profile(profile, loads, n)))
     if sizing is not None:
-        body.append(_section_sizing(sizing))
+        (out / SIZING_JSON).write_text(json.dumps(sizing.to_json(), indent=1, default=str) + "\n")
+        body.append(("sizing", "Sizing: partitions and consumers", section_sizing(sizing)))
     page = _page(title, pick, reasons, body)
     path = out / "report.html"
     path.write_text(page)
-    return Report(path, tuple(made), pick)
+    return Report(path, tuple(made), pick, (("verdict", "Recommendation"),
+                                            *((a, t) for a, t, _ in body)))
 
 
 def _section_evaluate(steps: Any, figures: list[AssignorFigures]) -> str:
@@ -122,9 +130,7 @@ def _section_evaluate(steps: Any, figures: list[AssignorFigures]) -> str:
             f"<td>{f.idle_members:.2f}</td><td>{rack}</td>"
             f"<td>{f.copartition_violations:.1f}</td><td>{f.assign_ms:.2f}</td></tr>"
         )
-    n_scen = steps["scenario"].nunique()
     return f"""
-<h2>What each assignor does across {n_scen} scenarios</h2>
 <p>Each scenario is a cluster shape, a group size, a subscription pattern, partition weights,
 racks and a sequence of joins, leaves, crashes, scale-outs and partition increases. Every
 rebalance ran the assignor's real code as a group leader would. Figures are means over all
@@ -132,7 +138,7 @@ rebalances; movement leaves out each scenario's first assignment. "One topic" is
 rebalance, the worst topic's most minus fewest partitions per subscribed consumer: a high
 value means one consumer holds much more of some topic than another, so a hot topic lands
 on a few consumers even when the partition totals are even.</p>
-<table>{header}{"".join(rows)}</table>
+<div class="wide"><table class="assignors">{header}{"".join(rows)}</table></div>
 <figure><img src="imbalance.png" alt="Load imbalance per assignor and cluster shape">
 <figcaption>How far the busiest consumer is above the mean load. 1.0 means perfectly even.
 </figcaption></figure>
@@ -161,7 +167,6 @@ def _section_profile(profile: LoadProfile, loads: dict[str, dict[str, float]], n
             else f"<li>{_e(name)}: no load</li>"
         )
     return f"""
-<h2>Your measured load</h2>
 <p>{len(profile.partitions)} partitions measured{span}, weighted by
 <code>{_e(profile.weight_metric)}</code>. Assigned to {n} consumers:</p>
 <ul>{"".join(items)}</ul>
@@ -172,41 +177,53 @@ Bars far above the dashed mean are consumers that will lag first.</figcaption></
 """
 
 
-def _section_sizing(s: Sizing) -> str:
-    lines = "".join(f"<li>{_e(line)}</li>" for line in describe(s).splitlines())
-    return f"""
-<h2>Sizing</h2>
-<ul class="sizing">{lines}</ul>
-<p class="note">Partitions needed = max(target / producer throughput per partition,
-target / consumer throughput per partition). Adding partitions later moves keys to new
-partitions, so the recommendation keeps headroom.</p>
-<pre>{_e(json.dumps(s.to_json(), indent=1, default=str))}</pre>
-"""
-
-
-def _page(title: str, pick: str | None, reasons: list[str], body: list[str]) -> str:
+def _page(
+    title: str, pick: str | None, reasons: list[str], body: list[tuple[str, str, str]]
+) -> str:
     verdict = "".join(f"<li>{_e(r)}</li>" for r in reasons)
     headline = f"Recommendation: {_e(pick)}" if pick else "Recommendation"
     when = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    toc = "".join(
+        f'<li><a href="#{a}">{_e(t)}</a></li>'
+        for a, t in (("verdict", "Recommendation"), *((a, t) for a, t, _ in body))
+    )
+    sections = "".join(
+        f'<section id="{a}"><h2>{_e(t)}</h2>{content}</section>' for a, t, content in body
+    )
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>{_e(title)}</title>
+<meta name="viewport" content="width=device-width, initial-scale=1">
 <style>
-body {{ font-family: system-ui, sans-serif; max-width: 1100px; margin: 2em auto;
+body {{ font-family: system-ui, "DejaVu Sans", sans-serif; max-width: 1100px; margin: 2em auto;
        padding: 0 1em; color: #222; line-height: 1.45; }}
 h1 {{ margin-bottom: 0.1em; }} .when {{ color: #777; margin-top: 0; }}
+h2 {{ border-bottom: 2px solid #ddd; padding-bottom: 0.2em; margin-top: 2em; }}
+h3 {{ margin: 1.4em 0 0.3em; }}
+nav ol {{ margin: 0.3em 0; }} nav {{ font-size: 0.95em; }}
 .verdict {{ background: #eef6ee; border-left: 5px solid #55A868; padding: 0.6em 1.2em; }}
-table {{ border-collapse: collapse; font-size: 0.85em; margin: 1em 0 0.3em; }}
+.verdict h2 {{ border: 0; margin-top: 0.4em; }}
+table {{ border-collapse: collapse; font-size: 0.85em; margin: 0.8em 0 0.3em; }}
 .wide {{ overflow-x: auto; }}
-th, td {{ border-bottom: 1px solid #ddd; padding: 4px 8px; text-align: right; }}
+th, td {{ border-bottom: 1px solid #ddd; padding: 4px 8px; text-align: right;
+          vertical-align: top; }}
 th:first-child, td:first-child {{ text-align: left; }}
+th.text, td.text, th.unit, td.unit, td.kind {{ text-align: left; }}
+td.text {{ max-width: 38em; }} td:first-child {{ white-space: nowrap; }}
+table.assignors {{ font-size: 0.78em; }} table.assignors th {{ padding: 4px 5px; }}
 th {{ background: #f4f4f4; }} td.bad {{ color: #b00; font-weight: bold; }}
+td.ok {{ color: #2a7a3a; }}
+td.measured {{ color: #2a7a3a; font-weight: bold; }} td.assumed {{ color: #a05a00; }}
+tr.aside td {{ color: #777; }}
+ul.rule {{ list-style: none; padding-left: 0; }}
+ul.rule code {{ background: #f4f4f4; padding: 2px 6px; font-size: 0.9em; }}
 figure {{ margin: 1.5em 0; }} img {{ max-width: 100%; border: 1px solid #eee; }}
 figcaption, .note {{ color: #555; font-size: 0.9em; }}
-pre {{ background: #f7f7f7; padding: 0.8em; font-size: 0.8em; overflow-x: auto; }}
 </style></head><body>
 <h1>{_e(title)}</h1><p class="when">Generated {when} by kafka-assignors.</p>
-<div class="verdict"><h2>{headline}</h2><ul>{verdict or "<li>No evaluation given.</li>"}</ul></div>
-{"".join(body)}
+<nav aria-label="Contents"><strong>Contents</strong><ol>{toc}</ol></nav>
+<section id="verdict" class="verdict"><h2>{headline}</h2>
+<ul>{verdict or "<li>No evaluation given.</li>"}</ul></section>
+{sections}
 </body></html>
 """
 
