@@ -76,8 +76,8 @@ def install_cooperative(coordinator: Any) -> None:
     """Keep-reading, revoke-first and rebalance-safe commits on one coordinator."""
     from kafka import errors as Errors
     from kafka.coordinator.assignors.abstract import RebalanceProtocol
+    from kafka.coordinator.base import MemberState
     from kafka.protocol.consumer.metadata import ConsumerProtocolAssignment
-    from kafka.structs import MemberState
 
     subscription = coordinator._subscription
 

@@ -88,7 +88,7 @@ class _JoinState:
 
 def install_join_fix(coordinator: Any) -> None:
     """Wrap kafka-python's join methods on this coordinator instance."""
-    from kafka.structs import MemberState
+    from kafka.coordinator.base import MemberState
 
     state = _JoinState()
     original_need_rejoin: Callable[[], bool] = coordinator.need_rejoin
