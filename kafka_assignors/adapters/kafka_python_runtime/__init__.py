@@ -32,7 +32,8 @@ log = logging.getLogger("kafka_assignors")
 
 #: The kafka-python releases the runtime is tested on (``scripts/test-kafka-python-versions.sh``
 #: runs its unit tests against each); on any other it stays off and says so once.
-TESTED_VERSIONS = ("3.0.12",)
+TESTED_VERSIONS = ("3.0.0", "3.0.1", "3.0.2", "3.0.4", "3.0.5", "3.0.6", "3.0.7", "3.0.8", "3.0.9",
+                   "3.0.10", "3.0.11", "3.0.12")
 #: Set to ``off`` (or 0/false/no) to leave kafka-python's consumer runtime untouched.
 OPT_OUT_ENV = "KAFKA_ASSIGNORS_KAFKA_PYTHON_RUNTIME"
 _MARK = "_kafka_assignors_runtime"
