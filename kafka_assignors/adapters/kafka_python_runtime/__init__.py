@@ -4,16 +4,19 @@ A plain ``kafka.KafkaConsumer(..., partition_assignment_strategy=[<one of ours>]
 on that consumer only (kafka-python's classes are never changed, and consumers without
 our assignors are left exactly as they are):
 
-* joins that are never dropped (:mod:`.join`): kafka-python 3.0.x can leave a member
-  REBALANCING after a join until the broker expels it;
+* joins that are never dropped and heartbeats that go on from the JoinGroup response, as
+  in Java (:mod:`.join`): kafka-python 3.0.x can leave a member REBALANCING after a join
+  until the broker expels it, and stops heartbeats until a poll takes up the result;
 * with the cooperative protocol, members that keep reading the partitions they keep
   while the group rebalances, revoke-first hand-overs and commits that survive the
   rebalance (:mod:`.cooperative`).
 
-It is installed when kafka-python's coordinator first asks our assignor which rebalance
-protocols it supports (inside ``KafkaConsumer(...)``), checks every private name it
-relies on first (otherwise it logs one warning and changes nothing), and logs one INFO
-line per consumer saying what it did. Opt out for a process with the environment
+Every change wraps one of kafka-python's own coordinator methods on the instance. It is
+installed when kafka-python's coordinator first asks our assignor which rebalance
+protocols it supports (inside ``KafkaConsumer(...)``), only on the kafka-python releases
+in :data:`TESTED_VERSIONS`, after checking every private name it relies on (otherwise it
+logs one warning and changes nothing), and logs one line per consumer saying what it did,
+or that it is not active there and why. Opt out for a process with the environment
 variable ``KAFKA_ASSIGNORS_KAFKA_PYTHON_RUNTIME=off``.
 """
 
@@ -148,6 +151,7 @@ def _cooperative_missing(coordinator: Any) -> tuple[str, ...]:
                      "SubscriptionState.")
             + _missing(coordinator.heartbeat, cooperative.HEARTBEAT_NEEDS, "Heartbeat.")
             + _missing(coordinator._cluster, cooperative.CLUSTER_NEEDS, "ClusterMetadata.")
+            + _missing(coordinator._manager, cooperative.MANAGER_NEEDS, "KafkaNetManager.")
             + _missing(OffsetCommitRequest, cooperative.COMMIT_REQUEST_FIELDS,
                        "OffsetCommitRequest.")
             + _missing(topic, cooperative.COMMIT_TOPIC_FIELDS, "OffsetCommitRequestTopic.")

@@ -5,10 +5,11 @@ under way (``ConsumerCoordinator.poll`` waits in ``ensure_active_group``), so a
 cooperative rebalance pauses the partitions a member keeps as long as an eager one.
 On a cooperative consumer this module changes four things, on the coordinator instance:
 
-* ``poll``: while a rebalance of a member that owns partitions is due or under way, it
-  advances the rebalance without waiting (prepare, JoinGroup/SyncGroup, completion) and
-  lets the consumer fetch the partitions it still owns, as Java's
-  ``ConsumerCoordinator.poll(timer, waitForJoinGroup=false)``;
+* ``poll`` (with ``ensure_active_group``): while a rebalance of a member that owns
+  partitions is due or under way, it advances the rebalance without waiting (prepare,
+  JoinGroup/SyncGroup, completion) and lets the consumer fetch the partitions it still
+  owns, as Java's ``ConsumerCoordinator.poll(timer, waitForJoinGroup=false)``: the
+  coordinator lookup and a pattern subscription's metadata refresh get the poll's time;
 * ``time_to_next_poll``: a short fetch wait during the rebalance, so its completion is
   taken up promptly;
 * ``_on_join_complete_async``: partitions the new assignment takes away stop being
@@ -21,9 +22,10 @@ On a cooperative consumer this module changes four things, on the coordinator in
 * commits: during the rebalance they go out with the member's current generation (the
   broker accepts them while the group prepares) on a connection of their own (the
   coordinator's connection is held by the pending JoinGroup: a broker answers one
-  connection's requests in order), and a REBALANCE_IN_PROGRESS or ILLEGAL_GENERATION
-  caused by the rebalance itself is retried (a sync commit waits for the next generation)
-  instead of failing the commit and resetting the member.
+  connection's requests in order), and a REBALANCE_IN_PROGRESS or ILLEGAL_GENERATION met
+  while a JoinGroup of this member is under way (or once it holds a newer generation) is
+  retried (a sync commit waits for the next generation) instead of failing the commit and
+  resetting the member; a fenced or closing member gets kafka-python's CommitFailedError.
 """
 
 from __future__ import annotations
@@ -53,6 +55,7 @@ SUBSCRIPTION_NEEDS = (
 #: Attributes of kafka-python's Heartbeat and cluster metadata read here.
 HEARTBEAT_NEEDS = ("time_to_next_heartbeat", "heartbeat_failed", "last_send", "last_reset")
 CLUSTER_NEEDS = ("_coordinator_brokers",)
+MANAGER_NEEDS = ("send",)
 #: The OffsetCommitRequest fields (and nested types) a mid-rebalance commit is built with.
 COMMIT_REQUEST_FIELDS = (
     "group_id", "generation_id_or_member_epoch", "member_id", "group_instance_id", "topics",
