@@ -2,19 +2,25 @@
 
 "Worse", precisely (the same rule for every cell and client):
 
-* counts are compared exactly: ours is worse if it raised more exceptions to the application
-  of any one type than alone did (so also any type alone did not raise), expelled more members,
-  lost more records, or (in a cell whose rebalances are all clean) read more records twice;
-* times: ours is worse if it never settled within the bound where alone did, or if it took
-  longer than ``1.5 x alone + 1 s + slack``. Both sides run at the same moment on the same
-  broker and machine, so load scales both; the factor and the second absorb what one
-  rebalance varies by under load. ``slack`` is the cell's phase allowance: a member learns of
-  a rebalance at its next heartbeat (up to ``heartbeat_interval_ms`` later, a uniform draw per
-  side) and an application sees its assignment only when its processing of the current batch
-  ends (the cell's batch time), so one side can be that much later by chance alone.
+* exceptions, expulsions, losses: counts compared exactly. Ours is worse if it raised more
+  exceptions of any one type to the application than alone did (so also any type alone did
+  not raise), expelled more members, lost more records, or left more members hung at the end;
+* records read twice (only in cells whose rebalances are all clean): where alone read none
+  twice, exactly (ours must read none twice either); where alone read some twice too, the
+  usage itself has a race in kafka-python (a commit still in flight when the partition moves)
+  whose size depends on timing, so ours is worse only beyond twice alone's count;
+* times: ours is worse if a change never settled within its bound where alone's did, or if
+  the cell's total time to settle (over the changes both settled) exceeds
+  ``1.5 x alone + 1 s + slack x changes``. Both sides run at the same moment on the same
+  broker and machine, so load scales both; the factor and the second absorb what rebalances
+  vary by under load, and the sum over the cell's changes evens out single draws. ``slack``
+  is the cell's phase allowance per change: a member learns of a rebalance at its next
+  heartbeat (up to ``heartbeat_interval_ms`` later, a uniform draw per side) and an
+  application sees its assignment only when it has processed the current batch (the cell's
+  batch time), so one side can be that much later by chance alone.
 
-Where kafka-python alone is wrong (it did not settle, it expelled or lost, it read twice on a
-clean rebalance, it paused kept partitions during a cooperative rebalance), that is recorded
+Where kafka-python alone is wrong (it did not settle, raised, expelled or lost, read twice on
+a clean rebalance, paused kept partitions during a cooperative rebalance), that is recorded
 as a note on the cell, not held against ours.
 """
 
@@ -166,17 +172,20 @@ def worse(ours: SideResult, alone: SideResult, clean: bool, slack: float) -> lis
                        ("members killed at the end (hung)", len(ours.killed), len(alone.killed))):
         if a > b:
             out.append(f"{what}: {a} (alone {b})")
-    if clean and ours.duplicates > alone.duplicates:
+    if clean and ours.duplicates > (2 * alone.duplicates if alone.duplicates else 0):
         out.append(f"records read twice: {ours.duplicates} (alone {alone.duplicates})")
-    for label, mine in ours.settle.items():
-        theirs = alone.settle.get(label)
-        if theirs is None:
-            continue
-        if mine is None:
-            out.append(f"{label}: never settled within {ours.bounds[label]:.0f} s "
-                       f"(alone {theirs:.1f} s)")
-        elif mine > time_allowed(theirs, slack):
-            out.append(f"{label}: {mine:.1f} s to settle > {time_allowed(theirs, slack):.1f} s "
+    both = [label for label, t in alone.settle.items() if t is not None]
+    for label in both:
+        if ours.settle.get(label) is None:
+            out.append(f"{label}: never settled within {ours.bounds.get(label, 0):.0f} s "
+                       f"(alone {alone.settle[label]:.1f} s)")
+    both = [label for label in both if ours.settle.get(label) is not None]
+    if both:
+        mine = sum(ours.settle[label] or 0.0 for label in both)
+        theirs = sum(alone.settle[label] or 0.0 for label in both)
+        allowed = time_allowed(theirs, slack * len(both))
+        if mine > allowed:
+            out.append(f"{mine:.1f} s to settle over {', '.join(both)} > {allowed:.1f} s "
                        f"allowed (alone {theirs:.1f} s)")
     return out
 

@@ -41,6 +41,9 @@ CELLS = (
          "`commit()` before `close()`", "commit-async", options={"enable_auto_commit": False}),
     Cell("listener-commit", "`enable_auto_commit=False`, `commit(offsets)` in "
          "`on_partitions_revoked`", "listener-commit", options={"enable_auto_commit": False}),
+    Cell("listener-commit-async", "`enable_auto_commit=False`, `commit_async(offsets)` in "
+         "`on_partitions_revoked`", "listener-commit-async",
+         options={"enable_auto_commit": False}),
     Cell("pattern", "`subscribe(pattern=...)`", "pattern"),
     Cell("subscription-change", "`subscribe([a])`, then `subscribe([a, b])`", "poll",
          plan="subscription-change", topics=2, partitions=3),

@@ -75,7 +75,7 @@ class Member:
         if self.usage == "pattern":
             consumer = KafkaConsumer(**kwargs)
             consumer.subscribe(pattern=self.cfg["pattern"])
-        elif self.usage == "listener-commit":
+        elif self.usage.startswith("listener-commit"):
             consumer = KafkaConsumer(**kwargs)
             consumer.subscribe(topics, listener=CommitOnRevoke(self))
         elif self.usage == "assign":
@@ -219,7 +219,7 @@ class Member:
         emit("closing", longest_call=round(self.longest_call, 4))
         if self.usage in ("commit", "commit-async"):
             self.call("commit", self.consumer.commit)  # the sync commit before close
-        elif self.usage == "listener-commit":
+        elif self.usage.startswith("listener-commit"):
             self.call("commit", self.consumer.commit, self.offsets(self.consumer.assignment()))
         self.consumer.close()
         emit("closed")
@@ -239,7 +239,9 @@ class CommitOnRevoke(ConsumerRebalanceListener):  # type: ignore[misc]
         emit("revoked", partitions=tps(revoked))
         m = self.member
         offsets = m.offsets(revoked)
-        if offsets:
+        if offsets and m.usage == "listener-commit-async":
+            m.consumer.commit_async(offsets, callback=m.async_done)
+        elif offsets:  # kafka-python 2.x's pattern; 3.0 cannot block on its IO thread
             m.call("commit-in-listener", m.consumer.commit, offsets)
         for tp in revoked:
             m.processed.pop(tp, None)

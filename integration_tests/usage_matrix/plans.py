@@ -72,13 +72,16 @@ def _form(side: Side, cell: Cell, names: list[str], **config: Any) -> None:
     for name in names:
         side.start(name, **config, **({"static_id": name} if cell.plan == "static" else {}))
     want = {tp for tp in side.partitions if tp[0] in config.get("topics", side.topics)}
-    _settle(side, "formation", _since(side, names[0], "started", 30), want, cell.bound_s)
+    # from when the last of them has built its consumer (process start-up is not a rebalance)
+    since = [_since(side, name, "subscribed", 60) for name in names]
+    _settle(side, "formation", None if None in since else max(s for s in since if s),
+            want, cell.bound_s)
     time.sleep(HOLD_S)
 
 
 def _join(side: Side, cell: Cell, name: str, want: set[tuple[str, int]], **config: Any) -> None:
     side.start(name, **config, **({"static_id": name} if cell.plan == "static" else {}))
-    _settle(side, "join", _since(side, name, "started", 30), want, cell.bound_s)
+    _settle(side, "join", _since(side, name, "subscribed", 60), want, cell.bound_s)
     time.sleep(HOLD_S)
 
 
@@ -123,7 +126,7 @@ def static_restart(side: Side, cell: Cell) -> None:
     held = next((e["held"] for e in reversed(before) if e["event"] == "assignment"), [])
     side.stop("m1", timeout=30)
     side.start("m1-restarted", topics=side.topics, static_id="m1")
-    _settle(side, "restart", _since(side, "m1-restarted", "started", 30), want, cell.bound_s)
+    _settle(side, "restart", _since(side, "m1-restarted", "subscribed", 60), want, cell.bound_s)
     after = side.events()["m1-restarted"]
     again = next((e["held"] for e in reversed(after) if e["event"] == "assignment"), [])
     side.changes[-1]["kept its partitions"] = sorted(map(tuple, held)) == sorted(map(tuple, again))
@@ -135,8 +138,8 @@ def _rebalancing(bootstrap: str, group_id: str, bound: float) -> bool:
     deadline = time.monotonic() + bound
     with admin_client(bootstrap) as admin:
         while time.monotonic() < deadline:
-            with contextlib.suppress(Exception):
-                state = admin.describe_consumer_groups([group_id])[0].state
+            with contextlib.suppress(Exception):  # not known yet / coordinator loading
+                state = admin.describe_groups([group_id])[group_id]["group_state"]
                 if state in ("PreparingRebalance", "CompletingRebalance"):
                     return True
             time.sleep(0.05)
@@ -148,7 +151,7 @@ def close_during_rebalance(side: Side, cell: Cell) -> None:
     want = set(side.partitions)
     _form(side, cell, ["m1", "m2"], topics=side.topics)
     side.start("m3", topics=side.topics)
-    since = _since(side, "m3", "started", 30)
+    since = _since(side, "m3", "subscribed", 60)
     during = _rebalancing(side.bootstrap, side.group_id, 20)
     side.command("m1", do="stop")
     _settle(side, "join + close", since, want, cell.bound_s)
@@ -175,7 +178,9 @@ def manual_assign(side: Side, cell: Cell) -> None:
     first, second = side.partitions[:half], side.partitions[half:]
     side.start("m1", partitions=first)
     side.start("m2", partitions=second)
-    _settle(side, "formation", _since(side, "m1", "started", 30), want, cell.bound_s)
+    since = [_since(side, name, "subscribed", 60) for name in ("m1", "m2")]
+    _settle(side, "formation", None if None in since else max(s for s in since if s),
+            want, cell.bound_s)
     time.sleep(HOLD_S)
     side.command("m1", do="stop")
     since = _since(side, "m1", "closing", cell.bound_s)
