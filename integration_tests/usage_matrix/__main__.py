@@ -53,7 +53,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--bootstrap", help="an existing broker (default: start one)")
     parser.add_argument("--cells", help="comma-separated cell keys (default: all)")
     parser.add_argument("--protocols", default="eager,cooperative")
-    parser.add_argument("--parallel", type=int, default=6)
+    parser.add_argument("--parallel", type=int, default=8)
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING)
     module, _, name = CLIENTS[args.client].partition(":")

@@ -110,7 +110,7 @@ def judge(pair: PairResult, broker_log: str | None) -> None:
 
 
 def run_matrix(bootstrap: str, client: Client, *, cells: Sequence[Cell] | None = None,
-               protocols: Sequence[str] = ("eager", "cooperative"), parallel: int = 6,
+               protocols: Sequence[str] = ("eager", "cooperative"), parallel: int = 8,
                broker_log: Callable[[], str] | None = None) -> list[PairResult]:
     """Every (cell, protocol) pair of the client, long cells first, ``parallel`` at a time."""
     chosen = list(cells if cells is not None else client.cells)
