@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import json
 import logging
 import os
 import platform
@@ -20,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from . import CLIENTS
-from .report import write
+from .report import from_json, write
 from .runner import run_matrix, summary
 
 
@@ -54,11 +55,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cells", help="comma-separated cell keys (default: all)")
     parser.add_argument("--protocols", default="eager,cooperative")
     parser.add_argument("--parallel", type=int, default=8)
+    parser.add_argument("--render", type=Path,
+                        help="only write the Markdown again from this results JSON")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING)
     module, _, name = CLIENTS[args.client].partition(":")
     client = getattr(importlib.import_module(module), name)()
     cells = client.cells
+    stem = f"usage_matrix_{client.name.replace('-', '_')}"
+    if args.render is not None:
+        data = json.loads(args.render.read_text())
+        print(write(from_json(data, cells), data["meta"], args.out, stem))
+        return 0
     if args.cells:
         keys = args.cells.split(",")
         cells = tuple(c for c in client.cells if c.key in keys)
@@ -79,7 +87,6 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         if cluster is not None:
             cluster.close()
-    stem = f"usage_matrix_{client.name.replace('-', '_')}"
     paths = write(pairs, meta, args.out, stem)
     print(f"{summary(pairs)}; wrote {paths[0]} and {paths[1]}")
     for pair in pairs:
