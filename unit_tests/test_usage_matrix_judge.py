@@ -100,3 +100,12 @@ def test_broker_expulsions_are_read_per_group_until_the_side_ended() -> None:
     end = 1795603700.0  # 2026-11-25 10:48:20 UTC
     assert broker_expelled(log, "g1", end) == ["m1"]
     assert broker_expelled(log, "g1", None) == ["m1", "m2"]
+
+
+def test_reads_twice_are_not_judged_where_a_member_was_ended_or_expelled() -> None:
+    """A crash or an expulsion is judged as such; the re-reads it causes depend on when it
+    happened, so they are not compared."""
+    crashed = side(duplicates=1500, fatal=2, exceptions={"KafkaError": 2})
+    assert worse(crashed, side(duplicates=600, fatal=2, exceptions={"KafkaError": 2}),
+                 True, 3.0) == []
+    assert worse(side(duplicates=10), side(expelled=["m1"]), True, 3.0) == []

@@ -5,10 +5,11 @@
 * exceptions, expulsions, losses: counts compared exactly. Ours is worse if it raised more
   exceptions of any one type to the application than alone did (so also any type alone did
   not raise), expelled more members, lost more records, or left more members hung at the end;
-* records read twice (only in cells whose rebalances are all clean): where alone read none
-  twice, exactly (ours must read none twice either); where alone read some twice too, the
-  usage itself has a race in kafka-python (a commit still in flight when the partition moves)
-  whose size depends on timing, so ours is worse only beyond twice alone's count;
+* records read twice (only where every rebalance was clean: a clean cell, and no member of
+  either side ended by an exception or expelled, those being judged as such): where alone
+  read none twice, exactly (ours must read none twice either); where alone read some twice
+  too, the usage itself has a race in kafka-python (a commit still in flight when the
+  partition moves) whose size depends on timing, so ours is worse only beyond twice that;
 * times: ours is worse if a change never settled within its bound where alone's did, or if
   the cell's total time to settle (over the changes both settled) exceeds
   ``1.5 x alone + 1 s + slack x changes``. Both sides run at the same moment on the same
@@ -49,6 +50,7 @@ class SideResult:
     group_id: str
     exceptions: dict[str, int] = field(default_factory=dict)
     exception_samples: list[str] = field(default_factory=list)
+    fatal: int = 0  # members an exception ended
     expelled: list[str] = field(default_factory=list)
     produced: int = 0
     read: int = 0
@@ -78,6 +80,7 @@ def side_result(strategy: str, group_id: str, events: Events, acked: set[tuple[s
                 reads.update((r[0], r[1], r[2]) for r in e["r"])
             elif kind == "exception":
                 result.exceptions[e["type"]] = result.exceptions.get(e["type"], 0) + 1
+                result.fatal += bool(e.get("fatal"))
                 if len(result.exception_samples) < 3:
                     result.exception_samples.append(f"{name} {e['where']}: {e['type']}: "
                                                     f"{e['message'][:160]}")
@@ -161,9 +164,16 @@ def time_allowed(alone: float, slack: float) -> float:
     return TIME_FACTOR * alone + TIME_PLUS_S + slack
 
 
+def clean_run(cell_clean: bool, *sides: SideResult) -> bool:
+    """Re-reads are judged only where every rebalance was clean: a clean cell in which no
+    member of either side was ended by an exception or expelled (those are judged as such)."""
+    return cell_clean and not any(s.fatal or s.expelled for s in sides)
+
+
 def worse(ours: SideResult, alone: SideResult, clean: bool, slack: float) -> list[str]:
     """Every way ours did worse than alone in this cell (empty: never worse)."""
     out = []
+    clean = clean_run(clean, ours, alone)
     for kind, n in sorted(ours.exceptions.items()):
         if n > alone.exceptions.get(kind, 0):
             out.append(f"{n} x {kind} raised (alone {alone.exceptions.get(kind, 0)})")
@@ -200,7 +210,7 @@ def alone_wrong(alone: SideResult, clean: bool, cooperative: bool) -> list[str]:
         out.append(f"expelled {len(alone.expelled)}")
     if alone.lost:
         out.append(f"lost {alone.lost} records")
-    if clean and alone.duplicates:
+    if clean_run(clean, alone) and alone.duplicates:
         out.append(f"read {alone.duplicates} records twice on a clean rebalance")
     if (cooperative and alone.pause_s is not None and alone.floor_s is not None
             and alone.pause_s >= max(PAUSED_S, 3 * alone.floor_s)):
