@@ -55,6 +55,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cells", help="comma-separated cell keys (default: all)")
     parser.add_argument("--protocols", default="eager,cooperative")
     parser.add_argument("--parallel", type=int, default=8)
+    parser.add_argument("--stem", help="file name without suffix (default usage_matrix_<client>)")
+    parser.add_argument("--note", help="what this run is against, for the results file")
     parser.add_argument("--render", type=Path,
                         help="only write the Markdown again from this results JSON")
     args = parser.parse_args(argv)
@@ -62,7 +64,7 @@ def main(argv: list[str] | None = None) -> int:
     module, _, name = CLIENTS[args.client].partition(":")
     client = getattr(importlib.import_module(module), name)()
     cells = client.cells
-    stem = f"usage_matrix_{client.name.replace('-', '_')}"
+    stem = args.stem or f"usage_matrix_{client.name.replace('-', '_')}"
     if args.render is not None:
         data = json.loads(args.render.read_text())
         print(write(from_json(data, cells), data["meta"], args.out, stem))
@@ -79,6 +81,8 @@ def main(argv: list[str] | None = None) -> int:
         bootstrap = cluster.bootstrap
     try:
         meta = run_meta(client, args.parallel)
+        if args.note:
+            meta["run against"] = args.note
         started = time.monotonic()
         pairs = run_matrix(bootstrap, client, cells=cells,
                            protocols=args.protocols.split(","), parallel=args.parallel,
