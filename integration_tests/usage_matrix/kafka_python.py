@@ -17,14 +17,14 @@ from .plans import Cell, Client
 #: what every member sets: read from the start, so that "lost" counts only records the group
 #: skipped (with kafka-python's default "latest" a new group skips what came before it formed)
 BASE_OPTIONS = {"auto_offset_reset": "earliest"}
-#: the slow cells, shrunk from the issue's session 10 s / batches 12 s / max poll 60 s with
-#: the same meaning (processing longer than the session timeout, shorter than max poll)
-SLOW_SESSION = {"session_timeout_ms": 6000, "heartbeat_interval_ms": 2000,
-                "max_poll_interval_ms": 30000}
-SLOW_BATCH_S = 8
-MAX_POLL = {"session_timeout_ms": 6000, "heartbeat_interval_ms": 2000,
-            "max_poll_interval_ms": 10000}
-SLOW_OVER_MAX_POLL_S = 14
+#: the slow cells keep kafka-python's session defaults (10 s session, 3 s heartbeats): shorter
+#: sessions get members of both sides expelled whenever the machine is loaded, which would
+#: make the exact count of expulsions a draw. Processing 12 s per batch is longer than the
+#: session timeout and shorter than max poll (60 s), as in the issue.
+SLOW_SESSION = {"max_poll_interval_ms": 60000}
+SLOW_BATCH_S = 12
+MAX_POLL = {"max_poll_interval_ms": 20000}
+SLOW_OVER_MAX_POLL_S = 25
 
 CELLS = (
     Cell("iterator", "`for msg in consumer:` (default `consumer_timeout_ms`)", "iterator"),
@@ -49,13 +49,12 @@ CELLS = (
          plan="subscription-change", topics=2, partitions=3),
     Cell("static", "static membership (`group_instance_id`), a member restarts", "poll",
          plan="static"),
-    Cell("slow-session", f"processing {SLOW_BATCH_S} s per batch > `session_timeout_ms` 6 s, "
-         "< `max_poll_interval_ms` 30 s", "slow-session", options=SLOW_SESSION,
-         extra={"batch_s": SLOW_BATCH_S}, slack_s=2.0 + SLOW_BATCH_S, bound_s=60.0, slow=True),
+    Cell("slow-session", f"processing {SLOW_BATCH_S} s per batch > `session_timeout_ms` 10 s, "
+         "< `max_poll_interval_ms` 60 s", "slow-session", options=SLOW_SESSION,
+         extra={"batch_s": SLOW_BATCH_S}, slack_s=3.0 + SLOW_BATCH_S, bound_s=75.0, slow=True),
     Cell("slow-max-poll", f"one batch of {SLOW_OVER_MAX_POLL_S} s > `max_poll_interval_ms` "
-         "10 s", "slow-max-poll", plan="slow-batch", options=MAX_POLL,
-         extra={"slow_s": SLOW_OVER_MAX_POLL_S}, clean=False, slack_s=2.0, bound_s=60.0,
-         slow=True),
+         "20 s", "slow-max-poll", plan="slow-batch", options=MAX_POLL,
+         extra={"slow_s": SLOW_OVER_MAX_POLL_S}, clean=False, bound_s=60.0, slow=True),
     Cell("pause-resume", "`pause()` everything 1.5 s of every 4 s, then `resume()`",
          "pause-resume", slack_s=3.0 + 1.5),
     Cell("seek", "`seek()` back to a failed record to retry it (every 25th, once)", "seek"),
