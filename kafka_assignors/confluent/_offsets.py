@@ -75,6 +75,9 @@ class Progress:
         self._assigned: set[Key] = set()
         self._stored: Offsets = {}
         self._committed: dict[Any, int] = {}
+        #: releases so far, and the release after which each partition was last given up
+        self._releases = 0
+        self._released: dict[Key, int] = {}
 
     @property
     def auto_store(self) -> bool:
@@ -89,9 +92,16 @@ class Progress:
         with self._lock:
             self._assigned.update(keys)
 
+    def held(self, keys: Iterable[Key]) -> list[Key]:
+        """The part of ``keys`` still assigned, in their order."""
+        with self._lock:
+            return [key for key in keys if key in self._assigned]
+
     def remove(self, keys: Iterable[Key]) -> None:
         with self._lock:
+            self._releases += 1
             for key in keys:
+                self._released[key] = self._releases
                 self._assigned.discard(key)
                 tp = KTopicPartition(*key)
                 self._stored.pop(tp, None)
@@ -120,6 +130,26 @@ class Progress:
         """The part of ``offsets`` that differs from what was last committed successfully."""
         with self._lock:
             return {tp: om for tp, om in offsets.items() if self._committed.get(tp) != om.offset}
+
+    def ticket(self) -> int:
+        """Taken when a commit is queued: :meth:`fresh` later drops what was released since."""
+        with self._lock:
+            return self._releases
+
+    def fresh(self, offsets: Offsets, ticket: int) -> Offsets:
+        """``offsets`` without the partitions given up since ``ticket`` was taken or not held.
+
+        A released partition's last commit was made by its release (revoke) or must not be
+        made at all (lost): a commit queued before it, or made after it, would move it back.
+        (Partitions this consumer never held are left as the application asked.)
+        """
+        with self._lock:
+            return {tp: om for tp, om in offsets.items() if self._fresh((tp.topic, tp.partition),
+                                                                        ticket)}
+
+    def _fresh(self, key: Key, ticket: int) -> bool:
+        released = self._released.get(key)
+        return released is None or (key in self._assigned and released <= ticket)
 
     def mark_committed(self, offsets: Mapping[Any, OffsetAndMetadata]) -> None:
         with self._lock:
