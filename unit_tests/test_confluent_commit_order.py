@@ -13,6 +13,7 @@ from kafka.structs import OffsetAndMetadata
 from kafka.structs import TopicPartition as KTP
 
 from kafka_assignors.confluent import _membership
+from kafka_assignors.confluent._callback_rules import CallbackRules
 from kafka_assignors.confluent._membership import MembershipThread
 from kafka_assignors.confluent._offsets import Offsets, Progress
 
@@ -145,3 +146,37 @@ def test_partitions_released_as_lost_are_not_released_again() -> None:
     run(rebalancer.on_partitions_revoked(tps(1)))
     assert rec.events == [("on_lost", [0, 1]), ("incremental_unassign", [0, 1])]
     assert progress.assigned() == []
+
+
+class ClosingConsumer(CallbackRules):
+    """The shared rules with a close() that runs on_revoke, as the bridge's hand-back does."""
+
+    def __init__(self, on_revoke: Any) -> None:
+        self._closed = False
+        self._in_callback = False
+        self.on_revoke = on_revoke
+        self.committed: list[Any] = []
+
+    def _in_rebalance_callback(self) -> bool:
+        return self._in_callback
+
+    def _commit(self, message: Any, offsets: Any, asynchronous: bool) -> list[Any] | None:
+        self.committed.append(offsets)
+        return None
+
+    def _close_clients(self) -> None:
+        self._in_callback = True
+        try:
+            self.on_revoke(self, ["p0"])
+        finally:
+            self._in_callback = False
+
+
+def test_on_revoke_may_commit_while_close_hands_the_partitions_back() -> None:
+    """close() marks the consumer closed, then runs on_revoke: a commit there still goes out,
+    as with confluent-kafka (it raised "Consumer closed": everything since was read again)."""
+    consumer = ClosingConsumer(lambda c, ps: c.commit(offsets=ps))
+    consumer.close()
+    assert consumer.committed == [["p0"]]
+    with pytest.raises(RuntimeError, match="Consumer closed"):
+        consumer.commit(offsets=["p0"])
