@@ -71,7 +71,8 @@ def markdown(pairs: Sequence[PairResult], meta: Mapping[str, Any]) -> str:
         "rebalance, or settled later than 1.5 x alone + 1 s + the cell's slack "
         "(`integration_tests/usage_matrix/judge.py`).",
         "",
-        "| cell | protocol | ours | kafka-python alone | ours never worse? | alone wrong |",
+        f"| cell | protocol | ours | {meta.get('client')} alone | ours never worse? "
+        "| alone wrong |",
         "|---|---|---|---|---|---|",
     ]
     for p in pairs:
