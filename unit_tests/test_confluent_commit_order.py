@@ -180,3 +180,29 @@ def test_on_revoke_may_commit_while_close_hands_the_partitions_back() -> None:
     assert consumer.committed == [["p0"]]
     with pytest.raises(RuntimeError, match="Consumer closed"):
         consumer.commit(offsets=["p0"])
+
+
+def test_a_seek_is_the_progress_until_librdkafka_knows_a_position_again() -> None:
+    """librdkafka's position() is invalid from a seek() until the next message: the revoke
+    commits the sought offset (it committed nothing, and the next owner re-read)."""
+    rec = Recorder()
+    rebalancer, progress = make(rec)
+    acquire(rebalancer, 0, 1)
+    rec.positions = {(T, 0): 40, (T, 1): 30}
+    progress.sought((T, 0), 25)  # seek(orders-0 @ 25): librdkafka forgets the position
+    rec.positions[(T, 0)] = -1001
+    rec.events.clear()
+    run(rebalancer.on_partitions_revoked(tps(0, 1)))
+    assert ("commit", [(0, 25), (1, 30)]) in rec.events
+
+
+def test_a_position_after_the_seek_wins() -> None:
+    """Once librdkafka returns a message after the seek, its position is the progress again."""
+    rec = Recorder()
+    rebalancer, progress = make(rec)
+    acquire(rebalancer, 0)
+    progress.sought((T, 0), 25)
+    rec.positions = {(T, 0): 27}
+    assert progress.consumed() == {KTP(T, 0): OffsetAndMetadata(27, "", -1)}
+    rec.positions = {(T, 0): -1001}  # gone again: the old seek no longer counts
+    assert progress.consumed() == {}

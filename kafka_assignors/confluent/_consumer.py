@@ -298,6 +298,11 @@ class BridgedConsumer(CallbackRules, Consumer):
             raise as_kafka_exception(exc) from exc
         return confluent_partitions(to_commit)
 
+    def seek(self, partition: Any) -> None:
+        """confluent-kafka's ``seek()``; the bridge remembers the offset as the progress."""
+        _Base.seek(self, partition)
+        self._progress.sought((partition.topic, partition.partition), partition.offset)
+
     def store_offsets(self, message: Any = None, offsets: Sequence[Any] | None = None) -> None:
         """Remember processed offsets for the next commit (``enable.auto.offset.store=false``)."""
         self._check_usable(None)

@@ -78,6 +78,10 @@ class Progress:
         #: releases so far, and the release after which each partition was last given up
         self._releases = 0
         self._released: dict[Key, int] = {}
+        #: where seek() sent a partition: librdkafka's position() is invalid from the seek
+        #: until the next message of that partition is returned, and the seek target is then
+        #: the progress (else a revoke would commit nothing for it and the next owner re-read)
+        self._sought: dict[Key, int] = {}
 
     @property
     def auto_store(self) -> bool:
@@ -106,6 +110,15 @@ class Progress:
                 tp = KTopicPartition(*key)
                 self._stored.pop(tp, None)
                 self._committed.pop(tp, None)
+                self._sought.pop(key, None)
+
+    def sought(self, key: Key, offset: int) -> None:
+        """The application called ``seek()``: ``offset`` is next, until a message says more."""
+        with self._lock:
+            if key in self._assigned and offset >= 0:
+                self._sought[key] = offset
+            else:
+                self._sought.pop(key, None)  # a logical offset (beginning, end): unknown
 
     def store(self, offsets: Offsets) -> None:
         """``store_offsets()``: remember what the application has processed."""
@@ -119,7 +132,15 @@ class Progress:
         if not keys:
             return {}
         if self._auto_store:
-            return kafka_offsets(self._position([CTopicPartition(t, p) for t, p in keys]))
+            positions = self._position([CTopicPartition(t, p) for t, p in keys])
+            with self._lock:
+                for tp in positions:
+                    key = (tp.topic, tp.partition)
+                    if tp.offset >= 0:
+                        self._sought.pop(key, None)
+                    elif key in self._sought:
+                        tp.offset = self._sought[key]
+            return kafka_offsets(positions)
         wanted = set(keys)
         with self._lock:
             return {
