@@ -13,7 +13,8 @@ PYTEST_TIMEOUT ?= 600
 PYTEST_ARGS ?=
 DEMO_ARGS ?=
 
-.PHONY: help demo test lint typecheck unit integration bootstrap venv image clean java-test jar
+.PHONY: help demo test lint typecheck unit integration bootstrap venv image clean java-test jar \
+	kafka-python-versions
 
 help:
 	@sed -n 's/^#   //p' Makefile
@@ -38,7 +39,7 @@ typecheck: venv
 
 # pytest's exit code is kept (5 = "no tests collected" fails too) and, when
 # PYTEST_RC_FILE is set (.ci/run does), written there.
-test: bootstrap lint typecheck java-test
+test: bootstrap lint typecheck java-test kafka-python-versions
 	@rc=0; $(PY) -m pytest unit_tests integration_tests --timeout=$(PYTEST_TIMEOUT) $(PYTEST_ARGS) || rc=$$?; \
 	if [[ -n "$${PYTEST_RC_FILE:-}" ]]; then echo $$rc > "$$PYTEST_RC_FILE"; fi; \
 	if [[ $$rc -eq 5 ]]; then echo "make test: pytest collected no tests (exit 5): failing" >&2; fi; \
@@ -50,6 +51,11 @@ java-test:
 
 jar:
 	@scripts/broker-assignor.sh package
+
+# The kafka-python runtime's unit tests on every kafka-python release it names as tested,
+# each in a throwaway venv under the user cache.
+kafka-python-versions: venv
+	@scripts/test-kafka-python-versions.sh
 
 unit: venv
 	$(PY) -m pytest unit_tests $(PYTEST_ARGS)

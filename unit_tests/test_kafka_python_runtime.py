@@ -19,10 +19,13 @@ from kafka_assignors import (
 from kafka_assignors.adapters import kafka_python_runtime as runtime
 from kafka_assignors.adapters.kafka_python_runtime import cooperative, join
 
-REPLACED_BY_JOIN_FIX = {"need_rejoin", "join_group_async"}
+REPLACED_BY_JOIN_FIX = {"need_rejoin", "join_group_async", "_do_join_and_sync_async",
+                        "_process_join_group_response", "stable", "request_rejoin",
+                        "_on_join_prepare_async", "_on_join_complete_async",
+                        "maybe_leave_group_async"}
 REPLACED_BY_COOPERATIVE = {"poll", "time_to_next_poll", "_on_join_complete_async",
                            "generation_if_stable", "_send_offset_commit_request",
-                           "_handle_offset_commit_response"}
+                           "_handle_offset_commit_response", "ensure_active_group", "close"}
 
 
 def _consumer(strategy: list[Any]) -> Any:
@@ -108,7 +111,7 @@ def test_missing_internals_change_nothing_and_warn_once(caplog: Any, monkeypatch
         status = runtime.install(first)
         runtime.install(second)
     assert not status.join_fix and not status.keep_reading
-    assert set(status.missing) == set(join.NEEDS)
+    assert set(status.missing) == set(join.NEEDS) - {"group_id"}
     assert vars(first) == {"_kafka_assignors_runtime": status}
     assert len([r for r in caplog.records if r.levelno == logging.WARNING]) == 1
 
@@ -154,6 +157,7 @@ def test_cooperative_completion_revokes_first_then_assigns() -> None:
     """A revoked partition stops being fetchable and is reported while still assigned; only
     then is the assignment replaced, the added partitions reported and a follow-up requested."""
     from kafka import ConsumerRebalanceListener
+    from kafka.coordinator.base import Generation
     from kafka.protocol.consumer.metadata import ConsumerProtocolAssignment
     from kafka.structs import TopicPartition
 
@@ -183,6 +187,7 @@ def test_cooperative_completion_revokes_first_then_assigns() -> None:
             state.seek(tp, 0)
         coordinator = consumer._coordinator
         coordinator.rejoin_needed = False
+        coordinator._generation = Generation(3, "m", "cooperative-balanced-sticky")
         encoded = ConsumerProtocolAssignment(
             version=0, assigned_partitions=[("t", [1, 2])], user_data=b"").encode()
         consumer._net.run(coordinator._on_join_complete_async, 3, "m",

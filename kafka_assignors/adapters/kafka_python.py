@@ -161,6 +161,15 @@ class KafkaPythonAssignor(AbstractPartitionAssignor):  # type: ignore[misc]
         state.generation = generation
         log.debug("%s: generation %d assigned %s", self.name, generation, state.owned)
 
+    def forget_owned(self, coordinator: object) -> None:
+        """``coordinator``'s consumer no longer holds its partitions (lost, or it left)."""
+        with self._states_lock:
+            try:
+                state = self._states.get(coordinator, self._own_state)
+            except TypeError:  # not weakly referenceable: it used the instance's own state
+                state = self._own_state
+        state.owned, state.generation = {}, UNKNOWN_GENERATION
+
     def assign(self, cluster: Any, members: Sequence[Any]) -> dict[str, ConsumerProtocolAssignment]:
         state = self._state()
         with gc_paused():

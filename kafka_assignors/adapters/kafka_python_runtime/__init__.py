@@ -4,16 +4,19 @@ A plain ``kafka.KafkaConsumer(..., partition_assignment_strategy=[<one of ours>]
 on that consumer only (kafka-python's classes are never changed, and consumers without
 our assignors are left exactly as they are):
 
-* joins that are never dropped (:mod:`.join`): kafka-python 3.0.x can leave a member
-  REBALANCING after a join until the broker expels it;
+* joins that are never dropped and heartbeats that go on from the JoinGroup response, as
+  in Java (:mod:`.join`): kafka-python 3.0.x can leave a member REBALANCING after a join
+  until the broker expels it, and stops heartbeats until a poll takes up the result;
 * with the cooperative protocol, members that keep reading the partitions they keep
   while the group rebalances, revoke-first hand-overs and commits that survive the
   rebalance (:mod:`.cooperative`).
 
-It is installed when kafka-python's coordinator first asks our assignor which rebalance
-protocols it supports (inside ``KafkaConsumer(...)``), checks every private name it
-relies on first (otherwise it logs one warning and changes nothing), and logs one INFO
-line per consumer saying what it did. Opt out for a process with the environment
+Every change wraps one of kafka-python's own coordinator methods on the instance. It is
+installed when kafka-python's coordinator first asks our assignor which rebalance
+protocols it supports (inside ``KafkaConsumer(...)``), only on the kafka-python releases
+in :data:`TESTED_VERSIONS`, after checking every private name it relies on (otherwise it
+logs one warning and changes nothing), and logs one line per consumer saying what it did,
+or that it is not active there and why. Opt out for a process with the environment
 variable ``KAFKA_ASSIGNORS_KAFKA_PYTHON_RUNTIME=off``.
 """
 
@@ -30,9 +33,14 @@ from . import cooperative, join
 
 log = logging.getLogger("kafka_assignors")
 
+#: The kafka-python releases the runtime is tested on (``scripts/test-kafka-python-versions.sh``
+#: runs its unit tests against each); on any other it stays off and says so once.
+TESTED_VERSIONS = ("3.0.0", "3.0.1", "3.0.2", "3.0.4", "3.0.5", "3.0.6", "3.0.7", "3.0.8", "3.0.9",
+                   "3.0.10", "3.0.11", "3.0.12")
 #: Set to ``off`` (or 0/false/no) to leave kafka-python's consumer runtime untouched.
 OPT_OUT_ENV = "KAFKA_ASSIGNORS_KAFKA_PYTHON_RUNTIME"
 _MARK = "_kafka_assignors_runtime"
+_NOT_FOUND_MARK = "_kafka_assignors_runtime_not_found"
 _lock = threading.RLock()
 _warned: set[str] = set()
 
@@ -45,13 +53,19 @@ class RuntimeStatus:
     keep_reading: bool
     missing: tuple[str, ...] = ()
     opted_out: bool = False
+    #: the installed kafka-python, when it is not one the runtime is tested on
+    untested_version: str | None = None
 
     def describe(self) -> str:
         if self.opted_out:
             return f"not installed ({OPT_OUT_ENV}=off)"
+        if self.untested_version is not None:
+            return (f"not installed: kafka-python {self.untested_version} is not a version it "
+                    f"is tested on ({', '.join(TESTED_VERSIONS)})")
         parts = []
         if self.join_fix:
-            parts.append("join results are never dropped")
+            parts.append("join results are never dropped, heartbeats go on from the "
+                         "JoinGroup response")
         if self.keep_reading:
             parts.append("cooperative rebalances keep reading kept partitions, revoke and "
                          "commit first, and retry commits that meet the rebalance")
@@ -92,27 +106,80 @@ def install(coordinator: Any, *, keep_reading: bool = True) -> RuntimeStatus:
 
 
 def _install(coordinator: Any, keep_reading: bool, done: RuntimeStatus | None) -> RuntimeStatus:
-    missing = _missing(coordinator, join.NEEDS)
+    version = kafka_python_version()
+    if version not in TESTED_VERSIONS:
+        return RuntimeStatus(False, False, untested_version=version)
+    missing = _join_missing(coordinator)
     if missing:
         return RuntimeStatus(False, False, missing)
     if done is None or not done.join_fix:
         join.install_join_fix(coordinator)
     if not keep_reading:
         return RuntimeStatus(True, False)
-    missing = _missing(coordinator, cooperative.NEEDS) + _missing(
-        getattr(coordinator, "_subscription", None), cooperative.SUBSCRIPTION_NEEDS)
+    missing = _cooperative_missing(coordinator)
     if missing:
         return RuntimeStatus(True, False, missing)
     cooperative.install_cooperative(coordinator)
     return RuntimeStatus(True, True)
 
 
-def _missing(obj: Any, names: tuple[str, ...]) -> tuple[str, ...]:
-    return tuple(name for name in names if not hasattr(obj, name))
+def kafka_python_version() -> str:
+    try:
+        from kafka.version import __version__
+    except ImportError:
+        return "unknown"
+    return str(__version__)
+
+
+def _join_missing(coordinator: Any) -> tuple[str, ...]:
+    missing = _missing(coordinator, join.NEEDS)
+    if missing:
+        return missing
+    return (_missing(coordinator._generation, join.GENERATION_NEEDS, "Generation.")
+            + _missing(_new_future(), join.TASK_NEEDS, "Future."))
+
+
+def _cooperative_missing(coordinator: Any) -> tuple[str, ...]:
+    from kafka.protocol.consumer import OffsetCommitRequest
+
+    missing = _missing(coordinator, cooperative.NEEDS)
+    if missing:
+        return missing
+    topic = getattr(OffsetCommitRequest, "OffsetCommitRequestTopic", None)
+    partition = getattr(topic, "OffsetCommitRequestPartition", None)
+    return (_missing(coordinator._subscription, cooperative.SUBSCRIPTION_NEEDS,
+                     "SubscriptionState.")
+            + _missing(coordinator.heartbeat, cooperative.HEARTBEAT_NEEDS, "Heartbeat.")
+            + _missing(coordinator._cluster, cooperative.CLUSTER_NEEDS, "ClusterMetadata.")
+            + _missing(coordinator._manager, cooperative.MANAGER_NEEDS, "KafkaNetManager.")
+            + _missing(OffsetCommitRequest, cooperative.COMMIT_REQUEST_FIELDS,
+                       "OffsetCommitRequest.")
+            + _missing(topic, cooperative.COMMIT_TOPIC_FIELDS, "OffsetCommitRequestTopic.")
+            + _missing(partition, cooperative.COMMIT_PARTITION_FIELDS,
+                       "OffsetCommitRequestPartition."))
+
+
+def _new_future() -> Any:
+    try:
+        from kafka.future import Future
+    except ImportError:
+        return None
+    return Future()
+
+
+def _missing(obj: Any, names: tuple[str, ...], prefix: str = "") -> tuple[str, ...]:
+    return tuple(prefix + name for name in names if not hasattr(obj, name))
 
 
 def _log_once(coordinator: Any, status: RuntimeStatus) -> None:
     group = getattr(coordinator, "group_id", None)
+    if status.untested_version is not None:
+        if "version" not in _warned:
+            _warned.add("version")
+            log.warning("kafka-assignors runtime on consumer group %s: %s; the assignors "
+                        "still assign, with kafka-python's own rebalance behaviour", group,
+                        status.describe())
+        return
     if status.missing:
         key = ",".join(status.missing)
         if key in _warned:
@@ -137,12 +204,29 @@ def install_for_caller(assignor: object) -> RuntimeStatus | None:
     from .._callers import calling_coordinator
 
     coordinator = calling_coordinator(assignor)
-    if coordinator is None or not _is_kafka_python(coordinator):
+    if coordinator is None:
+        _say_not_found(assignor)
+        return None
+    if not _is_kafka_python(coordinator):
         return None
     done = runtime_status(coordinator)
     if done is not None:
         return done
     return install(coordinator, keep_reading=_all_cooperative(coordinator))
+
+
+def _say_not_found(assignor: object) -> None:
+    """One line per assignor instance whose caller the frame walk could not place."""
+    with _lock:
+        if getattr(assignor, _NOT_FOUND_MARK, False):
+            return
+        with contextlib.suppress(AttributeError):
+            setattr(assignor, _NOT_FOUND_MARK, True)
+    log.warning("kafka-assignors runtime: not active on the consumer using %s: no kafka-python "
+                "coordinator was found among the callers of %s (a coordinator of another shape, "
+                "or the assignor called outside a consumer); kafka-python's own rebalance "
+                "behaviour applies", getattr(assignor, "name", type(assignor).__name__),
+                type(assignor).__name__)
 
 
 def _all_cooperative(coordinator: Any) -> bool:

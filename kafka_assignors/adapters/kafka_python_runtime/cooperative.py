@@ -5,10 +5,11 @@ under way (``ConsumerCoordinator.poll`` waits in ``ensure_active_group``), so a
 cooperative rebalance pauses the partitions a member keeps as long as an eager one.
 On a cooperative consumer this module changes four things, on the coordinator instance:
 
-* ``poll``: while a rebalance of a member that owns partitions is due or under way, it
-  advances the rebalance without waiting (prepare, JoinGroup/SyncGroup, completion) and
-  lets the consumer fetch the partitions it still owns, as Java's
-  ``ConsumerCoordinator.poll(timer, waitForJoinGroup=false)``;
+* ``poll`` (with ``ensure_active_group``): while a rebalance of a member that owns
+  partitions is due or under way, it advances the rebalance without waiting (prepare,
+  JoinGroup/SyncGroup, completion) and lets the consumer fetch the partitions it still
+  owns, as Java's ``ConsumerCoordinator.poll(timer, waitForJoinGroup=false)``: the
+  coordinator lookup and a pattern subscription's metadata refresh get the poll's time;
 * ``time_to_next_poll``: a short fetch wait during the rebalance, so its completion is
   taken up promptly;
 * ``_on_join_complete_async``: partitions the new assignment takes away stop being
@@ -21,9 +22,10 @@ On a cooperative consumer this module changes four things, on the coordinator in
 * commits: during the rebalance they go out with the member's current generation (the
   broker accepts them while the group prepares) on a connection of their own (the
   coordinator's connection is held by the pending JoinGroup: a broker answers one
-  connection's requests in order), and a REBALANCE_IN_PROGRESS or ILLEGAL_GENERATION
-  caused by the rebalance itself is retried (a sync commit waits for the next generation)
-  instead of failing the commit and resetting the member.
+  connection's requests in order), and a REBALANCE_IN_PROGRESS or ILLEGAL_GENERATION met
+  while a JoinGroup of this member is under way (or once it holds a newer generation) is
+  retried (a sync commit waits for the next generation) instead of failing the commit and
+  resetting the member; a fenced or closing member gets kafka-python's CommitFailedError.
 """
 
 from __future__ import annotations
@@ -43,10 +45,24 @@ NEEDS = (
     "_commit_offsets_sync_async", "_maybe_auto_commit_offsets_async",
     "generation_if_stable", "_send_offset_commit_request", "_handle_offset_commit_response",
     "coordinator", "_cluster", "_manager", "group_instance_id", "heartbeat",
+    "ensure_active_group", "close", "rejoining", "_join_task",
 )
 SUBSCRIPTION_NEEDS = (
     "assigned_partitions", "all_consumed_offsets", "mark_pending_revocation",
     "assign_from_subscribed", "partitions_auto_assigned", "rebalance_listener",
+    "subscribed_pattern",
+)
+#: Attributes of kafka-python's Heartbeat and cluster metadata read here.
+HEARTBEAT_NEEDS = ("time_to_next_heartbeat", "heartbeat_failed", "last_send", "last_reset")
+CLUSTER_NEEDS = ("_coordinator_brokers",)
+MANAGER_NEEDS = ("send",)
+#: The OffsetCommitRequest fields (and nested types) a mid-rebalance commit is built with.
+COMMIT_REQUEST_FIELDS = (
+    "group_id", "generation_id_or_member_epoch", "member_id", "group_instance_id", "topics",
+)
+COMMIT_TOPIC_FIELDS = ("name", "partitions")
+COMMIT_PARTITION_FIELDS = (
+    "partition_index", "committed_offset", "committed_leader_epoch", "committed_metadata",
 )
 
 #: How long a fetch may wait during a cooperative rebalance before the join is looked at again.
@@ -63,8 +79,8 @@ def install_cooperative(coordinator: Any) -> None:
     """Keep-reading, revoke-first and rebalance-safe commits on one coordinator."""
     from kafka import errors as Errors
     from kafka.coordinator.assignors.abstract import RebalanceProtocol
+    from kafka.coordinator.base import MemberState
     from kafka.protocol.consumer.metadata import ConsumerProtocolAssignment
-    from kafka.structs import MemberState
 
     subscription = coordinator._subscription
 
@@ -88,12 +104,27 @@ def install_cooperative(coordinator: Any) -> None:
 
     original_poll: Callable[..., bool] = coordinator.poll
     original_time_to_next_poll: Callable[[], float] = coordinator.time_to_next_poll
+    original_ensure_active_group: Callable[..., bool] = coordinator.ensure_active_group
+    advance_only = [False]  # inside a keep-reading poll: the join is advanced, not awaited
 
-    def poll(timeout_ms: int | None = None) -> bool:
+    def ensure_active_group(timeout_ms: float | None = None) -> bool:
+        return original_ensure_active_group(timeout_ms=0 if advance_only[0] else timeout_ms)
+
+    def poll(timeout_ms: float | None = None) -> bool:
         if not keeps_reading():
             return original_poll(timeout_ms=timeout_ms)
-        if original_poll(timeout_ms=0):
-            return True  # the rebalance completed in this call
+        # Java's poll(timer, waitForJoinGroup=false): the coordinator lookup and a pattern
+        # subscription's metadata refresh get the poll's own time, the join none
+        advance_only[0] = True
+        try:
+            if original_poll(timeout_ms=timeout_ms):
+                return True  # the rebalance completed in this call
+            if subscription.subscribed_pattern is not None:
+                # kafka-python asks for new metadata at every poll and waits for it with the
+                # poll's time: a short poll would never start the join
+                original_ensure_active_group(timeout_ms=0)
+        finally:
+            advance_only[0] = False
         coordinator.poll_heartbeat()
         coordinator._maybe_auto_commit_offsets_async()
         # fetch what the member still owns (the prepare step may have revoked some)
@@ -125,7 +156,8 @@ def install_cooperative(coordinator: Any) -> None:
 
     async def on_join_complete(generation: int, member_id: str, protocol: str,
                                assignment_bytes: bytes) -> None:
-        if not cooperative():
+        if not cooperative() or coordinator._generation.is_lost():
+            # (a result whose generation was lost meanwhile is dropped by the join fix)
             return await original_complete(generation, member_id, protocol, assignment_bytes)
         assigned = set(ConsumerProtocolAssignment.decode(assignment_bytes).partitions())
         revoked = set(subscription.assigned_partitions()) - assigned
@@ -142,8 +174,14 @@ def install_cooperative(coordinator: Any) -> None:
                     log.exception("rebalance listener failed in on_partitions_revoked(%s)",
                                   sorted(revoked))
                     listener_error = exc
-            subscription.assign_from_subscribed(
-                sorted(set(subscription.assigned_partitions()) - revoked))
+            try:
+                subscription.assign_from_subscribed(
+                    sorted(set(subscription.assigned_partitions()) - revoked))
+            except ValueError as exc:  # the subscription changed mid-rebalance: as kafka-python
+                log.warning("Cooperative assignment rejected: %s. Probably due to a deleted "
+                            "topic. Requesting re-join.", exc)
+                coordinator.request_rejoin()
+                return
             log.info("group %s: revoked %d partition(s) before handing them over; joining "
                      "the follow-up round", coordinator.group_id, len(revoked))
             coordinator.request_rejoin()  # the original sees nothing revoked any more
@@ -202,17 +240,35 @@ def install_cooperative(coordinator: Any) -> None:
 
     retry_codes = {Errors.RebalanceInProgressError.errno, Errors.IllegalGenerationError.errno}
 
+    def taking_part() -> bool:
+        """A JoinGroup of this member, of a generation it still holds, is pending or answered."""
+        return (not closing[0] and not coordinator._generation.is_lost()
+                and bool(coordinator.rejoining or coordinator._join_task is not None))
+
     def handle_commit(offsets: Any, send_time: float, response: Any) -> Any:
-        generation, mid_rebalance = sent.get(id(offsets), (None, False))
-        moved_on = generation is not None and generation != coordinator._generation.generation_id
-        raced = mid_rebalance or rebalancing() or moved_on
-        if cooperative() and raced and _error_codes(response) & retry_codes:
+        generation, _mid_rebalance = sent.get(id(offsets), (None, False))
+        current = coordinator._generation
+        # the member already holds a newer generation than the one the broker turned down
+        moved_on = (generation is not None and generation != current.generation_id
+                    and not current.is_lost() and not closing[0])
+        if cooperative() and (taking_part() or moved_on) and _error_codes(response) & retry_codes:
             raise RebalanceCommitRetry(
                 f"group {coordinator.group_id} moved to a new generation while the commit was "
                 "in flight; retrying with the new one")
+        # otherwise the member is fenced (or closing): kafka-python's handling, which resets
+        # the generation and raises CommitFailedError at once, as Java does
         return original_handle(offsets, send_time, response)
 
+    original_close: Callable[..., Any] = coordinator.close
+    closing = [False]
+
+    def close(*args: Any, **kwargs: Any) -> Any:
+        closing[0] = True  # a closing member's commits are not retried into the next generation
+        return original_close(*args, **kwargs)
+
     coordinator.poll = poll
+    coordinator.ensure_active_group = ensure_active_group
+    coordinator.close = close
     heartbeat.time_to_next_heartbeat = time_to_next_heartbeat
     coordinator.time_to_next_poll = time_to_next_poll
     coordinator._on_join_complete_async = on_join_complete

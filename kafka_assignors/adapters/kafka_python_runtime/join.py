@@ -1,44 +1,57 @@
-"""Joins that are never dropped: kafka-python 3.0.x's JoinGroup/SyncGroup driver, fixed.
+"""Joins that are never dropped, heartbeats through the rebalance: kafka-python's join, wrapped.
 
-kafka-python 3.0.12 loses a join in two ways, both leaving the member REBALANCING
-with its heartbeats off until the broker expels it:
+kafka-python 3.0.x drives JoinGroup/SyncGroup in ``join_group_async`` as one cached task
+per round trip. Four things go wrong there, each fixed here by wrapping one of its own
+methods on the coordinator instance (its join logic itself still runs, so upstream fixes
+reach our users):
 
 * ``need_rejoin()`` turns False as soon as the JoinGroup request is built (after a
-  subscription change) or the leader has assigned (after a metadata change); a poll
-  that gave up waiting for the round trip is then never followed by one that waits
-  for it again, so its result is never taken up;
-* a round trip that completed between two polls is thrown away: the next poll sees
-  the finished task and sends a new JoinGroup (for a leader, a whole new rebalance).
+  subscription change) or the leader has assigned (after a metadata change): a poll that
+  gave up waiting is never followed by one that takes the result up. Wrapped: a join in
+  progress counts as needing a rejoin.
+* a round trip that completed between two polls (or in the loop iteration in which the
+  poll's wait timed out) is thrown away and a new JoinGroup sent (for a leader, a whole new
+  rebalance), with its error, if it failed, never handled. Wrapped: ``join_group_async``
+  hands the finished task's outcome back to kafka-python's own loop through
+  ``_do_join_and_sync_async``, so kafka-python takes up the result, or handles the error,
+  as if the round trip had just completed.
+* heartbeats stop when the join starts and come back only when a later poll takes up the
+  result; a member that processes records meanwhile (keep-reading makes that the normal
+  case) is expelled after ``session_timeout_ms``. Java enables its heartbeat thread again
+  as soon as the JoinGroup response arrives (COMPLETING_REBALANCE) and heartbeats through
+  SyncGroup and after it. Wrapped: ``_process_join_group_response`` enables heartbeats
+  and ``stable()`` (which the heartbeat loop asks) counts that state as joined.
+* a result taken up after a heartbeat learned that the member was expelled would be
+  applied anyway. Wrapped: ``_on_join_complete_async`` drops it and rejoins, as Java's
+  ``joinGroupIfNeeded`` does when the generation was reset meanwhile.
 
-Here a join in progress counts as needing a rejoin, and a finished round trip is
-always completed by the next poll (its result, or its error handled as kafka-python
-handles it). Completion stays in ``poll()``, so rebalance listeners still run only
-while the application is inside a consumer call, as kafka-python and Java promise.
+Completion stays in ``poll()``, so rebalance listeners still run only while the application
+is inside a consumer call, as kafka-python and Java promise.
 """
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
+import logging
+from collections.abc import Callable, Coroutine
 from typing import Any
 
-#: The coordinator attributes this module reads or replaces (checked before installing).
+log = logging.getLogger("kafka_assignors")
+
+#: The coordinator attributes this module reads or wraps (checked before installing).
 NEEDS = (
-    "need_rejoin", "rejoining", "rejoin_needed", "_join_task", "_manager", "_generation",
-    "_lock", "state", "config", "ensure_coordinator_ready_async", "_on_join_prepare_async",
-    "_do_join_and_sync_async", "_on_join_complete_async", "_enable_heartbeat",
-    "_disable_heartbeat", "join_group_async",
+    "need_rejoin", "rejoining", "rejoin_needed", "_join_task", "_generation", "state",
+    "config", "join_group_async", "_do_join_and_sync_async", "_process_join_group_response",
+    "_on_join_prepare_async", "_on_join_complete_async", "_enable_heartbeat", "stable",
+    "request_rejoin", "reset_generation", "_rebalance_protocol", "_subscription",
+    "maybe_leave_group_async", "_assignors", "group_id",
 )
+#: Attributes of kafka-python's task, generation and subscription objects read here.
+TASK_NEEDS = ("is_done", "succeeded", "value", "exception")
+GENERATION_NEEDS = ("is_lost", "generation_id", "member_id")
 
 #: A prepare step (the pre-rebalance auto-commit, revocation listeners) gets at least this
 #: long even from a poll(timeout_ms=0): kafka-python would fail the commit after 0 ms.
 PREPARE_FLOOR_MS = 5_000
-
-
-def _left_ms(deadline: float | None) -> int | None:
-    if deadline is None:
-        return None
-    return max(0, int((deadline - time.monotonic()) * 1000))
 
 
 def lost_mid_join(coordinator: Any) -> bool:
@@ -55,76 +68,134 @@ def lost_mid_join(coordinator: Any) -> bool:
                 and coordinator._subscription.assigned_partitions())
 
 
-def install_join_fix(coordinator: Any) -> None:
-    """Replace ``need_rejoin`` and ``join_group_async`` on this coordinator instance."""
-    from kafka import errors as Errors
-    from kafka.structs import MemberState
+def forget_claims(coordinator: Any) -> None:
+    """Our assignors stop announcing partitions this consumer no longer holds."""
+    from ..kafka_python import KafkaPythonAssignor
 
+    for assignor in coordinator._assignors.values():
+        if isinstance(assignor, KafkaPythonAssignor):
+            assignor.forget_owned(coordinator)
+
+
+class _JoinState:
+    """Per coordinator: a finished round trip no poll has taken up, and where the join is."""
+
+    def __init__(self) -> None:
+        self.held: Any = None  # the finished task, replayed through kafka-python's loop
+        self.completing = False  # JoinGroup answered, SyncGroup or its take-up pending
+        self.rejoin_requested = False  # a rejoin was asked for while completing
+
+
+def install_join_fix(coordinator: Any) -> None:
+    """Wrap kafka-python's join methods on this coordinator instance."""
+    from kafka.coordinator.base import MemberState
+
+    state = _JoinState()
     original_need_rejoin: Callable[[], bool] = coordinator.need_rejoin
+    original_join: Callable[..., Coroutine[Any, Any, bool]] = coordinator.join_group_async
+    original_round_trip: Callable[[], Coroutine[Any, Any, Any]] = (
+        coordinator._do_join_and_sync_async)
+    original_process_join: Callable[..., Any] = coordinator._process_join_group_response
+    original_stable: Callable[[], bool] = coordinator.stable
+    original_request_rejoin: Callable[[], None] = coordinator.request_rejoin
+    original_prepare: Callable[..., Coroutine[Any, Any, None]] = (
+        coordinator._on_join_prepare_async)
+    original_complete: Callable[..., Coroutine[Any, Any, None]] = (
+        coordinator._on_join_complete_async)
+    original_leave: Callable[..., Coroutine[Any, Any, None]] = (
+        coordinator.maybe_leave_group_async)
 
     def need_rejoin() -> bool:
         # a join already under way must be driven to its end by the next polls
         return bool(original_need_rejoin() or coordinator.rejoining
-                    or coordinator._join_task is not None)
+                    or coordinator._join_task is not None or state.held is not None)
 
-    retry_now = (Errors.UnknownMemberIdError, Errors.RebalanceInProgressError,
-                 Errors.IllegalGenerationError, Errors.MemberIdRequiredError)
+    async def join_group_async(timeout_ms: float | None = None) -> bool:
+        task = coordinator._join_task
+        if task is not None and task.is_done:
+            # kafka-python would drop it and send a new JoinGroup: hand it back instead
+            state.held, coordinator._join_task = task, None
+        return await original_join(timeout_ms)
 
-    async def join_group_async(timeout_ms: int | None = None) -> bool:
-        deadline = None if timeout_ms is None else time.monotonic() + timeout_ms / 1000
-        while coordinator.need_rejoin():
-            if not await coordinator.ensure_coordinator_ready_async(timeout_ms=_left_ms(deadline)):
-                return False
-            task = coordinator._join_task
-            if task is None:
-                if not coordinator.rejoining:
-                    left = _left_ms(deadline)
-                    generation = coordinator._generation
-                    await coordinator._on_join_prepare_async(
-                        generation.generation_id, generation.member_id,
-                        timeout_ms=None if left is None else max(left, PREPARE_FLOOR_MS))
-                    coordinator.rejoining = True
-                    coordinator._disable_heartbeat()  # after the listeners, as kafka-python
-                task = coordinator._join_task = coordinator._manager.call_soon(
-                    coordinator._do_join_and_sync_async)
+    async def do_join_and_sync() -> Any:
+        held, state.held = state.held, None
+        if held is None:
+            state.completing = state.rejoin_requested = False
             try:
-                assignment = await coordinator._manager.wait_for(task, _left_ms(deadline))
-            except Errors.KafkaTimeoutError:
-                if not task.is_done:
-                    return False  # still in flight: the next poll takes it up, never drops it
-                coordinator._join_task = None  # the round trip itself timed out: retry
-                continue
-            except retry_now:
-                coordinator._join_task = None  # kafka-python reset what it had to; go again
-                if lost_mid_join(coordinator):
-                    # expelled while rejoining: the partitions are lost, not kept (the
-                    # prepare step calls on_partitions_lost and clears them) before the
-                    # member joins again as a new member
-                    coordinator.rejoining = False
-                continue
-            except Errors.RetriableError:
-                coordinator._join_task = None
-                left = _left_ms(deadline)
-                if left == 0:
-                    return False
-                backoff_ms = coordinator.config["retry_backoff_ms"]
-                await coordinator._manager._net.sleep(
-                    (backoff_ms if left is None else min(backoff_ms, left)) / 1000)
-                continue
-            except Errors.KafkaError:
-                coordinator._join_task = None
+                return await original_round_trip()
+            except BaseException:
+                _after_failed_round_trip()
                 raise
-            coordinator._join_task = None
-            with coordinator._lock:
-                coordinator.rejoining = False
-                coordinator.rejoin_needed = False
-                coordinator.state = MemberState.STABLE
-                coordinator._enable_heartbeat()
-            generation = coordinator._generation
-            await coordinator._on_join_complete_async(
-                generation.generation_id, generation.member_id, generation.protocol, assignment)
-            return True
-        return True
+        if held.succeeded():
+            return held.value
+        _after_failed_round_trip()
+        raise held.exception
+
+    def _after_failed_round_trip() -> None:
+        state.completing = False
+        if lost_mid_join(coordinator):
+            # expelled while rejoining: the partitions are lost, not kept; the prepare step
+            # runs again (on_partitions_lost) before the member joins as a new member
+            coordinator.rejoining = False
+
+    def process_join_group_response(response: Any, send_time: float) -> Any:
+        joined = original_process_join(response, send_time)  # raises on an error
+        # COMPLETING_REBALANCE: heartbeat from here on, as Java's JoinGroup handler does
+        state.completing = True
+        coordinator._enable_heartbeat()
+        return joined
+
+    def stable() -> bool:
+        # the heartbeat loop's question: heartbeats go on while the join completes
+        return bool(original_stable() or (
+            state.completing and coordinator.state is MemberState.REBALANCING))
+
+    def request_rejoin() -> None:
+        if state.completing:
+            state.rejoin_requested = True  # kafka-python's take-up would clear it
+        original_request_rejoin()
+
+    async def on_join_prepare(generation: int, member_id: str,
+                              timeout_ms: float | None = None) -> None:
+        lost = coordinator._generation.is_lost() and bool(
+            coordinator._subscription.assigned_partitions())
+        if timeout_ms is not None:
+            timeout_ms = max(timeout_ms, PREPARE_FLOOR_MS)
+        try:
+            await original_prepare(generation, member_id, timeout_ms=timeout_ms)
+        finally:
+            if lost:
+                forget_claims(coordinator)
+
+    async def on_join_complete(generation: int, member_id: str, protocol: str,
+                               assignment: bytes) -> None:
+        completed, state.completing = state.completing, False
+        rejoin, state.rejoin_requested = state.rejoin_requested, False
+        if coordinator._generation.is_lost():
+            # a heartbeat learned meanwhile that the member was expelled: the assignment is
+            # someone else's by now (Java: "rebalance failed since the generation/state was
+            # modified by heartbeat thread")
+            log.info("group %s: dropping a join result taken up after the member lost its "
+                     "generation; rejoining", coordinator.group_id)
+            coordinator.reset_generation(member_id=coordinator._generation.member_id)
+            coordinator.rejoining = False  # prepare again: the owned partitions are lost
+            return
+        await original_complete(generation, member_id, protocol, assignment)
+        if rejoin and completed:
+            original_request_rejoin()
+
+    async def maybe_leave_group_async(*args: Any, **kwargs: Any) -> None:
+        try:
+            await original_leave(*args, **kwargs)
+        finally:
+            forget_claims(coordinator)  # a member that left is a new member when it rejoins
 
     coordinator.need_rejoin = need_rejoin
     coordinator.join_group_async = join_group_async
+    coordinator._do_join_and_sync_async = do_join_and_sync
+    coordinator._process_join_group_response = process_join_group_response
+    coordinator.stable = stable
+    coordinator.request_rejoin = request_rejoin
+    coordinator._on_join_prepare_async = on_join_prepare
+    coordinator._on_join_complete_async = on_join_complete
+    coordinator.maybe_leave_group_async = maybe_leave_group_async

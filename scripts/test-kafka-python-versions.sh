@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# The kafka-python runtime's unit tests against every kafka-python release it is tested on
+# (TESTED_VERSIONS in kafka_assignors/adapters/kafka_python_runtime/__init__.py), each in a
+# throwaway venv under the user cache that holds only that kafka-python and borrows the rest
+# (pytest, hypothesis, this package) from .venv. `make test` runs it.
+#
+#   scripts/test-kafka-python-versions.sh            every tested version
+#   scripts/test-kafka-python-versions.sh 3.0.5 ...  these versions (tested or not)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY=.venv/bin/python
+cache="${XDG_CACHE_HOME:-$HOME/.cache}/kafka-assignors/kafka-python-versions"
+if [[ $# -gt 0 ]]; then
+    versions="$*"
+else
+    versions=$($PY -c 'from kafka_assignors.adapters.kafka_python_runtime import TESTED_VERSIONS
+print(" ".join(TESTED_VERSIONS))')
+fi
+shared=$($PY -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+tests=(unit_tests/test_kafka_python_runtime.py unit_tests/test_kafka_python_runtime_join.py
+       unit_tests/test_kafka_python_fixes.py)
+failed=()
+for version in $versions; do
+    env="$cache/$version"
+    if ! "$env/bin/python" -c "import sys, kafka.version as k; sys.exit(k.__version__ != '$version')" \
+            2>/dev/null; then
+        rm -rf "$env"
+        $PY -m venv "$env"
+        "$env/bin/python" -m pip install -q --disable-pip-version-check --no-deps \
+            "kafka-python==$version"
+    fi
+    # this checkout's .venv after the venv's own site-packages: kafka-python comes from the venv
+    own=$("$env/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+    echo "import site; site.addsitedir('$shared')" > "$own/zz-kafka-assignors-shared.pth"
+    echo "== kafka-python $version"
+    if ! "$env/bin/python" -m pytest -q -p no:cacheprovider "${tests[@]}"; then
+        failed+=("$version")
+    fi
+done
+if [[ ${#failed[@]} -gt 0 ]]; then
+    echo "kafka-python runtime unit tests failed on: ${failed[*]}" >&2
+    exit 1
+fi
+echo "kafka-python runtime unit tests passed on: $versions"
