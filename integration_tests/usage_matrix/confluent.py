@@ -95,7 +95,7 @@ def describe() -> dict[str, Any]:
     import confluent_kafka
     import kafka
 
-    return {"confluent-kafka": confluent_kafka.version()[0],
+    return {"confluent-kafka": confluent_kafka.__version__,
             "librdkafka": confluent_kafka.libversion()[0], "kafka-python": kafka.__version__}
 
 
@@ -104,7 +104,7 @@ def client() -> Client:
 
     return Client(
         name="confluent-kafka",
-        version=confluent_kafka.version()[0],
+        version=confluent_kafka.__version__,
         script=Path(__file__).with_name("confluent_member.py"),
         strategies={
             "eager": (("bridge balanced-sticky", "bridge:balanced-sticky"),
