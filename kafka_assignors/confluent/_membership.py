@@ -18,7 +18,8 @@ Asynchronous commits are queued here and sent from this thread with
 kafka-python's synchronous commit: kafka-python's own asynchronous commit keeps
 completions in a queue that two threads must not drain at once.  Commits go out
 one at a time in the order they were made (a synchronous commit first sends the
-queued ones), so a queued commit is never sent after a newer one; a queued
+queued ones), so a queued commit is never sent after a newer one; the queued
+ones go as one request, each partition at its newest queued offset; a queued
 commit of a partition released since (``fresh``) is dropped: the release's own
 commit is that partition's last.
 """
@@ -182,18 +183,22 @@ class MembershipThread:
             self._drain_locked()
 
     def _drain_locked(self) -> None:
-        while self._commits:
+        # one request for what is queued now, each partition at its newest queued offset
+        # (they were queued in order): a queue refilled faster than a round trip (auto-commit
+        # every 100 ms on a loaded machine) must not keep this thread from polling
+        merged: Offsets = {}
+        for _ in range(len(self._commits)):
             try:
                 ticket, offsets = self._commits.popleft()
             except IndexError:
-                return
-            offsets = self._fresh(offsets, ticket)
-            if not offsets:
-                continue
-            try:
-                self._send(offsets)
-            except kp_errors.KafkaError as exc:
-                log.debug("asynchronous commit failed: %s", exc)
+                break
+            merged.update(self._fresh(offsets, ticket))
+        if not merged:
+            return
+        try:
+            self._send(merged)
+        except kp_errors.KafkaError as exc:
+            log.debug("asynchronous commit failed: %s", exc)
 
     def _send(self, offsets: Offsets) -> None:
         try:
