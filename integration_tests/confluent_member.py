@@ -8,7 +8,8 @@ callbacks), ``records`` (what one poll() or consume() call returned, reported
 before the next call, so everything the bridge may commit has been reported), ``state``
 (generation, member id, librdkafka's assignment, when it changes) and
 ``report`` (the assignor's last leader report, when this member computed one).
-Stops cleanly (close()) on a ``stop`` line or stdin EOF.
+Stops cleanly (close()) on a ``stop`` line or stdin EOF.  With ``"plain": true`` the member is
+a plain ``confluent_kafka.Consumer`` (the strategy is librdkafka's), for side-by-side runs.
 """
 
 from __future__ import annotations
@@ -27,8 +28,11 @@ def _plain(assignment: Any) -> dict[str, list[int]]:
 
 
 def run(cfg: dict[str, Any], emitter: Emitter) -> None:
+    import confluent_kafka
+
     from kafka_assignors.confluent import Consumer
 
+    plain = bool(cfg.get("plain"))
     emit = emitter.emit
     stop = threading.Event()
     stop_on_stdin(stop.set)
@@ -45,9 +49,12 @@ def run(cfg: dict[str, Any], emitter: Emitter) -> None:
     }
     if cfg.get("instance_id"):
         conf["group.instance.id"] = cfg["instance_id"]
-    consumer = Consumer(conf)
+    consumer: Any = confluent_kafka.Consumer(conf) if plain else Consumer(conf)
 
     def snapshot() -> dict[str, Any]:
+        if plain:
+            return {"generation": -1, "member_id": consumer.memberid(), "state": "<stable>",
+                    "assignment": sorted(tp.partition for tp in consumer.assignment())}
         md = consumer.group_metadata()
         return {"generation": int(md.generation_id), "member_id": str(md.member_id),
                 "state": str(md.state),
@@ -78,7 +85,7 @@ def run(cfg: dict[str, Any], emitter: Emitter) -> None:
             if state != last_state:
                 emit("state", **state)
                 last_state = state
-            report = consumer.assignors[0].last_report
+            report = None if plain else consumer.assignors[0].last_report
             if report is not None and report is not last_report:
                 emit("report", target=_plain(report.target), sent=_plain(report.sent))
                 last_report = report

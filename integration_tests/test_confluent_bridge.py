@@ -258,3 +258,143 @@ def test_eager_static_members_restart_and_scale_in_without_duplicates(
     assert (from_crash, other) == (0, [])
     assert committed_offsets(kafka_broker.bootstrap, group.base["group"]) == end_offsets(
         kafka_broker.bootstrap, group.base["topic"])
+
+
+def reads_twice(group: BridgeGroup) -> int:
+    """Records returned more than once, by any members of the group."""
+    seen: dict[tuple[int, int], int] = {}
+    for _name, p, o in group.consumed():
+        seen[(p, o)] = seen.get((p, o), 0) + 1
+    return sum(n - 1 for n in seen.values())
+
+
+def wait_held(group: BridgeGroup, names: list[str], timeout: float = STABLE_TIMEOUT_S) -> None:
+    """Until exactly ``names`` hold every partition once between them (their last state)."""
+    deadline = time.monotonic() + timeout
+    held: dict[str, list[int]] = {}
+    while time.monotonic() < deadline:
+        held = {n: s["assignment"] for n in names if (s := group.latest(n, "state"))}
+        if len(held) == len(names) and sorted(p for ps in held.values() for p in ps) == list(
+                range(PARTITIONS)):
+            return
+        time.sleep(0.2)
+    raise AssertionError(f"{names} do not hold every partition after {timeout} s: {held}")
+
+
+def test_join_then_clean_close_reads_nothing_twice_beside_plain_confluent_kafka(
+    kafka_broker: BrokerHandle, make_topic: Callable[..., str],
+    unique_name: Callable[[str], str],
+) -> None:
+    """Issue 22's scenario: two members auto-committing every 100 ms, a third joins, 15 s later
+    one closes cleanly; bridged cooperative-balanced-sticky members read nothing twice, as plain
+    confluent-kafka members on cooperative-sticky (same topic and traffic, same run) do not."""
+    topic = make_topic(PARTITIONS)
+    groups = {
+        "bridge": BridgeGroup(kafka_broker.bootstrap, unique_name("bridge"), topic,
+                              "cooperative-balanced-sticky"),
+        "plain": BridgeGroup(kafka_broker.bootstrap, unique_name("plain"), topic,
+                             "cooperative-sticky"),
+    }
+    options: dict[str, dict[str, Any]] = {
+        "bridge": {"auto_commit_ms": 100, "api": "poll"},
+        "plain": {"auto_commit_ms": 100, "api": "poll", "plain": True}}
+    producer = BackgroundProducer(kafka_broker.bootstrap, topic, rate=400, partitions=PARTITIONS)
+    try:
+        for kind, group in groups.items():
+            group.add("a", **options[kind])
+            group.add("b", **options[kind])
+        for group in groups.values():
+            wait_held(group, ["a", "b"])
+        for kind, group in groups.items():
+            group.add("c", **options[kind])
+        for group in groups.values():
+            wait_held(group, ["a", "b", "c"])
+        time.sleep(15)
+        for group in groups.values():
+            group.stop("a")
+        for group in groups.values():
+            wait_held(group, ["b", "c"])
+    finally:
+        producer.stop()
+        try:
+            assert producer.failed == 0
+            for group in groups.values():
+                wait_consumed(group, producer.acked)
+            twice = {kind: reads_twice(group) for kind, group in groups.items()}
+        finally:
+            for group in groups.values():
+                group.close()
+    print(f"\nread twice: {twice} (of {len(producer.acked)} records)")
+    assert twice == {"bridge": 0, "plain": 0}
+
+
+def test_after_a_stall_past_max_poll_interval_no_message_of_a_lost_partition_is_returned(
+    kafka_broker: BrokerHandle, make_topic: Callable[..., str],
+    unique_name: Callable[[str], str],
+) -> None:
+    """A member that stops polling for longer than max.poll.interval.ms leaves the group; its next
+    poll() runs on_lost before anything else and never returns a message librdkafka buffered
+    for a partition the group has given to another member."""
+    import threading
+
+    from kafka_assignors.confluent import Consumer
+
+    topic = make_topic(PARTITIONS)
+    conf = {"bootstrap.servers": kafka_broker.bootstrap, "group.id": unique_name("stall"),
+            "auto.offset.reset": "earliest", "session.timeout.ms": 6000,
+            "heartbeat.interval.ms": 500, "max.poll.interval.ms": 7000,
+            "auto.commit.interval.ms": 200}
+    timeline: list[tuple[str, int]] = []
+    held: set[int] = set()
+
+    def on_assign(_c: Any, ps: list[Any]) -> None:
+        held.update(p.partition for p in ps)
+        timeline.extend(("assign", p.partition) for p in ps)
+
+    def on_lost(_c: Any, ps: list[Any]) -> None:
+        held.difference_update(p.partition for p in ps)
+        timeline.extend(("lost", p.partition) for p in ps)
+
+    def on_revoke(_c: Any, ps: list[Any]) -> None:
+        held.difference_update(p.partition for p in ps)
+
+    stop = threading.Event()
+    other_assignment: list[int] = []
+
+    def other_member() -> None:
+        other = Consumer({**conf, "client.id": "other"})
+        other.subscribe([topic])
+        try:
+            while not stop.is_set():
+                other.poll(0.1)
+                other_assignment[:] = sorted(tp.partition for tp in other.assignment())
+        finally:
+            other.close()
+
+    producer = BackgroundProducer(kafka_broker.bootstrap, topic, rate=400, partitions=PARTITIONS)
+    stalled = Consumer({**conf, "client.id": "stalled"})
+    thread = threading.Thread(target=other_member, daemon=True)
+    try:
+        stalled.subscribe([topic], on_assign=on_assign, on_revoke=on_revoke, on_lost=on_lost)
+        thread.start()
+        deadline = time.monotonic() + STABLE_TIMEOUT_S
+        while len(held) + len(other_assignment) != PARTITIONS or not held:
+            assert time.monotonic() < deadline, (held, other_assignment)
+            stalled.poll(0.1)
+        timeline.clear()
+        deadline = time.monotonic() + STABLE_TIMEOUT_S  # the stall: until the group moved on
+        while len(other_assignment) != PARTITIONS:
+            assert time.monotonic() < deadline, other_assignment
+            time.sleep(0.2)
+        deadline = time.monotonic() + 10  # the other member holds everything: lost comes first
+        while time.monotonic() < deadline:
+            msg = stalled.poll(0.1)
+            if msg is not None and msg.error() is None:
+                timeline.append(("message", msg.partition()))
+                assert msg.partition() in held, (msg.partition(), held, timeline[:20])
+        assert timeline and timeline[0][0] == "lost", timeline[:20]
+    finally:
+        stop.set()
+        thread.join(40)
+        stalled.close()
+        producer.stop()

@@ -46,5 +46,6 @@ from __future__ import annotations
 
 #: client name -> "module:function" returning its plans.Client
 CLIENTS = {
+    "confluent-kafka": "integration_tests.usage_matrix.confluent:client",
     "kafka-python": "integration_tests.usage_matrix.kafka_python:client",
 }

@@ -77,10 +77,10 @@ def _short(side: SideResult, clean: bool, cooperative: bool) -> str:
     return ", ".join(b for b in bits if b)
 
 
-def compact(pairs: Sequence[PairResult]) -> list[str]:
+def compact(pairs: Sequence[PairResult], client: str = "kafka-python") -> list[str]:
     """Every cell in one row: eager and cooperative, ours and alone side by side."""
-    lines = ["| how the consumer is used | eager: ours | eager: kafka-python alone "
-             "| cooperative: ours | cooperative: kafka-python alone | ours never worse |",
+    lines = [f"| how the consumer is used | eager: ours | eager: {client} alone "
+             f"| cooperative: ours | cooperative: {client} alone | ours never worse |",
              "|---|---|---|---|---|---|"]
     by_cell: dict[str, dict[str, PairResult]] = {}
     for p in pairs:
@@ -124,11 +124,12 @@ def markdown(pairs: Sequence[PairResult], meta: Mapping[str, Any]) -> str:
         "",
         "## Summary (settle times summed over the cell's changes)",
         "",
-        *compact(pairs),
+        *compact(pairs, str(meta.get('client'))),
         "",
         "## Every cell in detail",
         "",
-        "| cell | protocol | ours | kafka-python alone | ours never worse? | alone wrong |",
+        f"| cell | protocol | ours | {meta.get('client')} alone | ours never worse? "
+        "| alone wrong |",
         "|---|---|---|---|---|---|",
     ]
     for p in pairs:

@@ -132,7 +132,8 @@ class CallbackRules:
         self.close()
 
     def _check_usable(self, name: str | None) -> None:
-        if self._closed:
+        # close() runs on_revoke after marking the consumer closed: it may still commit there
+        if self._closed and not self._in_rebalance_callback():
             raise RuntimeError("Consumer closed")
         if name is not None and self._in_rebalance_callback():
             raise state_error(f"{name}() cannot be called from a rebalance callback")

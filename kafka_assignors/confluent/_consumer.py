@@ -90,6 +90,8 @@ class BridgedConsumer(CallbackRules, Consumer):
                 on_commit_done=self._commit_done,
                 on_tick=self._slow_down,
                 name=str(options["client_id"]),
+                ticket=self._progress.ticket,
+                fresh=self._progress.fresh,
             )
         except BaseException:
             if client is not None:
@@ -102,6 +104,7 @@ class BridgedConsumer(CallbackRules, Consumer):
             membership=client,
             progress=self._progress,
             commit=self._membership.commit,
+            flush=self._membership.drain_commits,
             new_waiter=self._membership.new_waiter,
             cooperative=protocol == RebalanceProtocol.COOPERATIVE,
             auto_commit=settings.auto_commit,
@@ -245,6 +248,8 @@ class BridgedConsumer(CallbackRules, Consumer):
         self._membership.touch(now)
         if self._steps:
             self._rebalancer.serve()
+        if self._progress.assigned() and not self._membership.in_group():
+            self._rebalancer.release_lost()  # expelled or left: lost before any more message
         error = self._membership.take_error()
         if error is not None:
             raise as_kafka_exception(error) from error
@@ -292,6 +297,11 @@ class BridgedConsumer(CallbackRules, Consumer):
         except kp_errors.KafkaError as exc:
             raise as_kafka_exception(exc) from exc
         return confluent_partitions(to_commit)
+
+    def seek(self, partition: Any) -> None:
+        """confluent-kafka's ``seek()``; the bridge remembers the offset as the progress."""
+        _Base.seek(self, partition)
+        self._progress.sought((partition.topic, partition.partition), partition.offset)
 
     def store_offsets(self, message: Any = None, offsets: Sequence[Any] | None = None) -> None:
         """Remember processed offsets for the next commit (``enable.auto.offset.store=false``)."""

@@ -16,7 +16,12 @@ leaves the group, as a confluent-kafka consumer would.
 
 Asynchronous commits are queued here and sent from this thread with
 kafka-python's synchronous commit: kafka-python's own asynchronous commit keeps
-completions in a queue that two threads must not drain at once.
+completions in a queue that two threads must not drain at once.  Commits go out
+one at a time in the order they were made (a synchronous commit first sends the
+queued ones), so a queued commit is never sent after a newer one; the queued
+ones go as one request, each partition at its newest queued offset; a queued
+commit of a partition released since (``fresh``) is dropped: the release's own
+commit is that partition's last.
 """
 
 from __future__ import annotations
@@ -65,6 +70,8 @@ class MembershipThread:
         on_commit_done: Callable[[Offsets, Any], None],
         name: str,
         on_tick: Callable[[], None] = lambda: None,
+        ticket: Callable[[], int] = lambda: 0,
+        fresh: Callable[[Offsets, int], Offsets] = lambda offsets, _ticket: offsets,
     ) -> None:
         net = getattr(client, "_net", None)
         if net is None or not hasattr(net, "call_soon_threadsafe"):
@@ -82,7 +89,11 @@ class MembershipThread:
         self._wake = threading.Event()  # ends a stable pause early: stop, a queued commit
         self._thread: threading.Thread | None = None
         self._last_activity = time.monotonic()
-        self._commits: collections.deque[Offsets] = collections.deque()
+        self._commits: collections.deque[tuple[int, Offsets]] = collections.deque()
+        self._commit_lock = threading.Lock()  # one commit at a time, in the order made
+        self._ticket = ticket
+        self._fresh = fresh
+        self._left_stalled = False
         self._error: BaseException | None = None
         patch_rejoin_hang(client)  # our assignors install it already; kafka-python's do not
         coordinator = getattr(client, "_coordinator", None)
@@ -153,30 +164,49 @@ class MembershipThread:
     # --- commits -----------------------------------------------------------------------------
 
     def commit(self, offsets: Offsets) -> None:
-        """Synchronous commit with the member's generation (raises kafka-python errors)."""
+        """Synchronous commit with the member's generation, after the queued ones.
+
+        Raises kafka-python errors (of this commit; the queued ones' go to ``on_commit_done``).
+        """
+        with self._commit_lock:
+            self._drain_locked()
+            self._send(offsets)
+
+    def commit_async(self, offsets: Offsets) -> None:
+        """Queue a commit for the membership thread; its result goes to ``on_commit_done``."""
+        self._commits.append((self._ticket(), dict(offsets)))
+        self._wake.set()
+
+    def drain_commits(self) -> None:
+        """Send the queued commits from the calling thread (errors are only reported)."""
+        with self._commit_lock:
+            self._drain_locked()
+
+    def _drain_locked(self) -> None:
+        # one request for what is queued now, each partition at its newest queued offset
+        # (they were queued in order): a queue refilled faster than a round trip (auto-commit
+        # every 100 ms on a loaded machine) must not keep this thread from polling
+        merged: Offsets = {}
+        for _ in range(len(self._commits)):
+            try:
+                ticket, offsets = self._commits.popleft()
+            except IndexError:
+                break
+            merged.update(self._fresh(offsets, ticket))
+        if not merged:
+            return
+        try:
+            self._send(merged)
+        except kp_errors.KafkaError as exc:
+            log.debug("asynchronous commit failed: %s", exc)
+
+    def _send(self, offsets: Offsets) -> None:
         try:
             self.client.commit(dict(offsets))
         except kp_errors.KafkaError as exc:
             self._on_commit_done(offsets, exc)
             raise
         self._on_commit_done(offsets, None)
-
-    def commit_async(self, offsets: Offsets) -> None:
-        """Queue a commit for the membership thread; its result goes to ``on_commit_done``."""
-        self._commits.append(dict(offsets))
-        self._wake.set()
-
-    def drain_commits(self) -> None:
-        """Send the queued commits from the calling thread (errors are only reported)."""
-        while self._commits:
-            try:
-                offsets = self._commits.popleft()
-            except IndexError:
-                return
-            try:
-                self.commit(offsets)
-            except kp_errors.KafkaError as exc:
-                log.debug("asynchronous commit failed: %s", exc)
 
     def take_error(self) -> BaseException | None:
         """The last non-retriable error of the membership poll() (raised by the bridge's poll)."""
@@ -187,9 +217,13 @@ class MembershipThread:
         while not self._stop.is_set():
             self._on_tick()  # the application's poll() runs its service at least this often
             if time.monotonic() - self._last_activity > self._max_poll_interval_s:
-                # the application stopped polling: let kafka-python's poll timer expire
+                # the application stopped polling: leave now, as librdkafka and Java do
+                # (kafka-python's own poll timer, restarted by our last poll, would wait
+                # max.poll.interval.ms more); the next poll() sees the partitions lost
+                self._leave_stalled()
                 self._stop.wait(0.1)
                 continue
+            self._left_stalled = False
             try:
                 # a requested rejoin is polled for like one under way: a poll(timeout_ms=0)
                 # that cannot start it yet (coordinator unknown) must not spin
@@ -207,6 +241,19 @@ class MembershipThread:
             if stable and self._settled() and not self._commits:
                 self._wake.wait(STABLE_IDLE_S)
                 self._wake.clear()
+
+
+    def _leave_stalled(self) -> None:
+        leave = getattr(getattr(self.client, "_coordinator", None), "maybe_leave_group", None)
+        if self._left_stalled or leave is None or not self.in_group():
+            return
+        self._left_stalled = True
+        log.warning("the application did not poll() within max.poll.interval.ms (%.0f s): "
+                    "leaving the group", self._max_poll_interval_s)
+        try:
+            leave(reason="consumer poll timeout has expired (max.poll.interval.ms)")
+        except Exception as exc:  # kafka-python's own poll timer still expires later
+            log.warning("leaving the group failed: %s", exc)
 
 
 def wake_on_rejoin(coordinator: Any, wake: threading.Event) -> bool:

@@ -75,6 +75,13 @@ class Progress:
         self._assigned: set[Key] = set()
         self._stored: Offsets = {}
         self._committed: dict[Any, int] = {}
+        #: releases so far, and the release after which each partition was last given up
+        self._releases = 0
+        self._released: dict[Key, int] = {}
+        #: where seek() sent a partition: librdkafka's position() is invalid from the seek
+        #: until the next message of that partition is returned, and the seek target is then
+        #: the progress (else a revoke would commit nothing for it and the next owner re-read)
+        self._sought: dict[Key, int] = {}
 
     @property
     def auto_store(self) -> bool:
@@ -89,13 +96,29 @@ class Progress:
         with self._lock:
             self._assigned.update(keys)
 
+    def held(self, keys: Iterable[Key]) -> list[Key]:
+        """The part of ``keys`` still assigned, in their order."""
+        with self._lock:
+            return [key for key in keys if key in self._assigned]
+
     def remove(self, keys: Iterable[Key]) -> None:
         with self._lock:
+            self._releases += 1
             for key in keys:
+                self._released[key] = self._releases
                 self._assigned.discard(key)
                 tp = KTopicPartition(*key)
                 self._stored.pop(tp, None)
                 self._committed.pop(tp, None)
+                self._sought.pop(key, None)
+
+    def sought(self, key: Key, offset: int) -> None:
+        """The application called ``seek()``: ``offset`` is next, until a message says more."""
+        with self._lock:
+            if key in self._assigned and offset >= 0:
+                self._sought[key] = offset
+            else:
+                self._sought.pop(key, None)  # a logical offset (beginning, end): unknown
 
     def store(self, offsets: Offsets) -> None:
         """``store_offsets()``: remember what the application has processed."""
@@ -109,7 +132,15 @@ class Progress:
         if not keys:
             return {}
         if self._auto_store:
-            return kafka_offsets(self._position([CTopicPartition(t, p) for t, p in keys]))
+            positions = self._position([CTopicPartition(t, p) for t, p in keys])
+            with self._lock:
+                for tp in positions:
+                    key = (tp.topic, tp.partition)
+                    if tp.offset >= 0:
+                        self._sought.pop(key, None)
+                    elif key in self._sought:
+                        tp.offset = self._sought[key]
+            return kafka_offsets(positions)
         wanted = set(keys)
         with self._lock:
             return {
@@ -120,6 +151,26 @@ class Progress:
         """The part of ``offsets`` that differs from what was last committed successfully."""
         with self._lock:
             return {tp: om for tp, om in offsets.items() if self._committed.get(tp) != om.offset}
+
+    def ticket(self) -> int:
+        """Taken when a commit is queued: :meth:`fresh` later drops what was released since."""
+        with self._lock:
+            return self._releases
+
+    def fresh(self, offsets: Offsets, ticket: int) -> Offsets:
+        """``offsets`` without the partitions given up since ``ticket`` was taken or not held.
+
+        A released partition's last commit was made by its release (revoke) or must not be
+        made at all (lost): a commit queued before it, or made after it, would move it back.
+        (Partitions this consumer never held are left as the application asked.)
+        """
+        with self._lock:
+            return {tp: om for tp, om in offsets.items() if self._fresh((tp.topic, tp.partition),
+                                                                        ticket)}
+
+    def _fresh(self, key: Key, ticket: int) -> bool:
+        released = self._released.get(key)
+        return released is None or (key in self._assigned and released <= ticket)
 
     def mark_committed(self, offsets: Mapping[Any, OffsetAndMetadata]) -> None:
         with self._lock:

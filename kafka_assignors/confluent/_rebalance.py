@@ -110,6 +110,7 @@ class Rebalancer(AsyncConsumerRebalanceListener):  # type: ignore[misc]
         membership: Membership,
         progress: Progress,
         commit: Callable[[Offsets], None],
+        flush: Callable[[], None] = lambda: None,
         new_waiter: Callable[[], Waiter],
         cooperative: bool,
         auto_commit: bool,
@@ -122,6 +123,7 @@ class Rebalancer(AsyncConsumerRebalanceListener):  # type: ignore[misc]
         self._membership = membership
         self._progress = progress
         self._commit = commit
+        self._flush = flush
         self._new_waiter = new_waiter
         self.cooperative = cooperative
         self._auto_commit = auto_commit
@@ -231,7 +233,20 @@ class Rebalancer(AsyncConsumerRebalanceListener):  # type: ignore[misc]
         """The user's callback called (incremental_)assign/unassign itself."""
         self._user_moved = True
 
+    def release_lost(self) -> None:
+        """The member left or was expelled while holding partitions: hand them back as lost.
+
+        Runs before the next message is returned (Java calls ``onPartitionsLost`` first in its
+        next ``poll()``), so nothing librdkafka buffered for them reaches the application; the
+        lost step kafka-python posts later finds nothing left to do.
+        """
+        self.release_all(lost=True)
+
     def _run(self, kind: str, keys: list[Key]) -> BaseException | None:
+        if kind != ASSIGN:
+            keys = self._progress.held(keys)  # already released (lost, close): nothing to do
+            if not keys:
+                return None
         partitions = [CTopicPartition(t, p) for t, p in keys]
         if kind == ASSIGN:
             self._progress.add(keys)
@@ -253,15 +268,21 @@ class Rebalancer(AsyncConsumerRebalanceListener):  # type: ignore[misc]
                 self._raw.incremental_unassign(partitions)
             else:
                 self._raw.unassign()
-        if kind == REVOKE and self._auto_commit:
-            final = positions if auto_store else self._progress.consumed(keys)
-            pending = self._progress.uncommitted(final)
-            if pending:
-                try:
+        if kind == REVOKE:
+            # commits made so far (on_revoke's asynchronous ones too) go out before the
+            # partitions are given back; later queued ones of theirs are dropped
+            pending = {}
+            if self._auto_commit:
+                final = positions if auto_store else self._progress.consumed(keys)
+                pending = self._progress.uncommitted(final)
+            try:
+                if pending:
                     self._commit(pending)
-                except Exception as exc:
-                    log.warning("committing %s before giving it back failed (%s): it may be "
-                                "consumed again", _show(keys), exc)
+                else:
+                    self._flush()
+            except Exception as exc:
+                log.warning("committing %s before giving it back failed (%s): it may be "
+                            "consumed again", _show(keys), exc)
         self._progress.remove(keys)
         if kind == LOST:
             log.warning("lost %s (the group moved on without this member); what was consumed "
