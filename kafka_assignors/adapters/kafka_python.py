@@ -39,7 +39,7 @@ from .leader import (
     gc_paused,
 )
 from .racks import replica_racks
-from .user_data import encode_user_data
+from .user_data import encode_user_data, ownership_fields
 
 log = logging.getLogger("kafka_assignors")
 
@@ -163,7 +163,10 @@ class KafkaPythonAssignor(AbstractPartitionAssignor):  # type: ignore[misc]
         state = self._state()
         if mode is None:
             mode = MODE_COOPERATIVE if self.cooperative and not KAFKA_PYTHON_2 else MODE_EAGER
-        user_data = encode_user_data({"mode": mode, **self.subscription_fields()})
+        fields = {"mode": mode, **self.subscription_fields()}
+        if not self.broadcast:  # (a broadcast gives everyone everything: nothing to stick to)
+            fields.update(ownership_fields(state.owned, state.generation))
+        user_data = encode_user_data(fields)
         if KAFKA_PYTHON_2:
             return _SUBSCRIPTION(0, sorted(topics), user_data)
         sub_tp = _SUBSCRIPTION.TopicPartition
