@@ -84,7 +84,7 @@ class Coordinator:
 
     def owned(self) -> tuple[dict[str, list[int]], int]:
         """What the assignor remembers for this consumer: owned partitions and generation."""
-        state = self.assignor._state()
+        state = self.assignor.metadata.__self__._state()  # (a class: its default instance)
         return {t: sorted(ps) for t, ps in state.owned.items()}, state.generation
 
 

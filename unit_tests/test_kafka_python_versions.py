@@ -115,3 +115,15 @@ def test_cooperative_classes_stay_cooperative_on_3x() -> None:
     """On kafka-python 3 the cooperative classes keep offering COOPERATIVE first."""
     assert CooperativeBalancedStickyAssignor().supported_protocols()[0] == (
         RebalanceProtocol.COOPERATIVE)
+
+
+@pytest.mark.skipif(not KAFKA_PYTHON_2, reason="kafka-python 3 instantiates a class itself")
+def test_a_class_works_as_well_as_an_instance_on_2x() -> None:
+    """A class given as is (kafka-python 2.x does not instantiate it) joins, leads and
+    completes like an instance, each consumer's ownership kept apart."""
+    group = {f"m{i}": Coordinator(BalancedStickyAssignor) for i in range(2)}
+    result = round_trip(group, ["orders"], FakeCluster(COUNTS), generation=3)
+    got = {m: partitions_of(assignment_of(result, m))["orders"] for m in sorted(group)}
+    assert sorted(p for ps in got.values() for p in ps) == list(range(6))
+    assert {m: c.owned() for m, c in group.items()} == {
+        m: ({"orders": ps}, 3) for m, ps in got.items()}

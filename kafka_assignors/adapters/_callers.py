@@ -64,4 +64,6 @@ def _holds(coordinator: object, assignor: object) -> bool:
     if held is None:
         return False
     items = held.values() if isinstance(held, Mapping) else held
-    return any(a is assignor or getattr(a, "_inner", None) is assignor for a in items)
+    # (kafka-python 2.x keeps a class as given; its default instance is the one called)
+    return any(a is assignor or a is type(assignor) or getattr(a, "_inner", None) is assignor
+               for a in items)

@@ -13,7 +13,7 @@ import logging
 import threading
 import time
 import weakref
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -59,6 +59,37 @@ def install_runtime_for_caller(assignor: object) -> None:
     from .kafka_python_runtime import install_for_caller
 
     install_for_caller(assignor)
+
+
+class _ClassUsable:
+    """A method kafka-python 2.x may call on an assignor class as given.
+
+    kafka-python 3 instantiates a class in ``partition_assignment_strategy``; 2.x uses
+    it as is (its own assignors are classmethods), so there the class's one default
+    instance answers (each consumer's state is kept apart all the same).
+    """
+
+    def __init__(self, func: Callable[..., Any]) -> None:
+        self.func = func
+        self.__doc__ = func.__doc__
+
+    def __get__(self, obj: object, owner: type | None = None) -> Any:
+        if obj is None:
+            if owner is None or not KAFKA_PYTHON_2:
+                return self.func
+            obj = _default_instance(owner)
+        return self.func.__get__(obj, owner)
+
+
+_defaults: dict[type, object] = {}
+_defaults_lock = threading.Lock()
+
+
+def _default_instance(cls: type) -> object:
+    with _defaults_lock:
+        if cls not in _defaults:
+            _defaults[cls] = cls()
+        return _defaults[cls]
 
 
 class KafkaPythonAssignor(AbstractPartitionAssignor):  # type: ignore[misc]
@@ -145,6 +176,7 @@ class KafkaPythonAssignor(AbstractPartitionAssignor):  # type: ignore[misc]
     #: The rebalance protocol to announce whatever the consumer runs (None: find it out).
     protocol_mode: str | None = None
 
+    @_ClassUsable
     def metadata(self, topics: Any) -> Any:
         if KAFKA_PYTHON_2:
             # no cooperative protocol and no consumer runtime there (kafka-python 3 only)
@@ -181,6 +213,7 @@ class KafkaPythonAssignor(AbstractPartitionAssignor):  # type: ignore[misc]
             rack_id=self.client_rack,
         )
 
+    @_ClassUsable
     def on_assignment(self, assignment: Any, generation: int | None = None) -> None:
         if generation is None:  # kafka-python 2.x does not pass it
             generation = _caller_generation(self)
@@ -192,6 +225,7 @@ class KafkaPythonAssignor(AbstractPartitionAssignor):  # type: ignore[misc]
         state.generation = generation
         log.debug("%s: generation %d assigned %s", self.name, generation, state.owned)
 
+    @_ClassUsable
     def assign(self, cluster: Any, members: Sequence[Any] | Mapping[str, Any]) -> dict[str, Any]:
         state = self._state()
         with gc_paused():
