@@ -1,0 +1,100 @@
+"""kafka-python's cells: every way its docs and users consume, ours beside kafka-python alone.
+
+Ours: ``BalancedStickyAssignor`` (eager) and ``CooperativeBalancedStickyAssignor``; alone:
+kafka-python's ``RangePartitionAssignor`` and ``CooperativeStickyAssignor``, each passed as the
+README's one line does: ``partition_assignment_strategy=[X()]``. The member script is
+``kafka_python_member.py`` beside this file.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from .plans import Cell, Client
+
+#: what every member sets: read from the start, so that "lost" counts only records the group
+#: skipped (with kafka-python's default "latest" a new group skips what came before it formed)
+BASE_OPTIONS = {"auto_offset_reset": "earliest"}
+#: the slow cells, shrunk from the issue's session 10 s / batches 12 s / max poll 60 s with
+#: the same meaning (processing longer than the session timeout, shorter than max poll)
+SLOW_SESSION = {"session_timeout_ms": 6000, "heartbeat_interval_ms": 2000,
+                "max_poll_interval_ms": 30000}
+SLOW_BATCH_S = 8
+MAX_POLL = {"session_timeout_ms": 6000, "heartbeat_interval_ms": 2000,
+            "max_poll_interval_ms": 10000}
+SLOW_OVER_MAX_POLL_S = 14
+
+CELLS = (
+    Cell("iterator", "`for msg in consumer:` (default `consumer_timeout_ms`)", "iterator"),
+    Cell("iterator-timeout", "`for msg in consumer:` with `consumer_timeout_ms=1000`",
+         "iterator-timeout", options={"consumer_timeout_ms": 1000}),
+    Cell("poll", "`poll(timeout_ms=1000)` loop", "poll"),
+    Cell("poll0", "`poll(timeout_ms=0)` loop", "poll0"),
+    Cell("max-records", "`poll(timeout_ms=1000, max_records=10)` loop", "max-records"),
+    Cell("auto-commit", "auto-commit every 1 s (`auto_commit_interval_ms=1000`)", "poll",
+         options={"enable_auto_commit": True, "auto_commit_interval_ms": 1000}),
+    Cell("commit", "`enable_auto_commit=False`, `commit()` after every batch", "commit",
+         options={"enable_auto_commit": False}),
+    Cell("commit-async", "`enable_auto_commit=False`, `commit_async()` after every batch, "
+         "`commit()` before `close()`", "commit-async", options={"enable_auto_commit": False}),
+    Cell("listener-commit", "`enable_auto_commit=False`, `commit(offsets)` in "
+         "`on_partitions_revoked`", "listener-commit", options={"enable_auto_commit": False}),
+    Cell("listener-commit-async", "`enable_auto_commit=False`, `commit_async(offsets)` in "
+         "`on_partitions_revoked`", "listener-commit-async",
+         options={"enable_auto_commit": False}),
+    Cell("pattern", "`subscribe(pattern=...)`", "pattern"),
+    Cell("subscription-change", "`subscribe([a])`, then `subscribe([a, b])`", "poll",
+         plan="subscription-change", topics=2, partitions=3),
+    Cell("static", "static membership (`group_instance_id`), a member restarts", "poll",
+         plan="static"),
+    Cell("slow-session", f"processing {SLOW_BATCH_S} s per batch > `session_timeout_ms` 6 s, "
+         "< `max_poll_interval_ms` 30 s", "slow-session", options=SLOW_SESSION,
+         extra={"batch_s": SLOW_BATCH_S}, slack_s=2.0 + SLOW_BATCH_S, bound_s=60.0, slow=True),
+    Cell("slow-max-poll", f"one batch of {SLOW_OVER_MAX_POLL_S} s > `max_poll_interval_ms` "
+         "10 s", "slow-max-poll", plan="slow-batch", options=MAX_POLL,
+         extra={"slow_s": SLOW_OVER_MAX_POLL_S}, clean=False, slack_s=2.0, bound_s=60.0,
+         slow=True),
+    Cell("pause-resume", "`pause()` everything 1.5 s of every 4 s, then `resume()`",
+         "pause-resume", slack_s=3.0 + 1.5),
+    Cell("seek", "`seek()` back to a failed record to retry it (every 25th, once)", "seek"),
+    Cell("close-during-rebalance", "`close()` while the group rebalances", "poll",
+         plan="close-during-rebalance"),
+    Cell("unsubscribe", "`unsubscribe()`, 2 s later `subscribe()` again", "poll",
+         plan="unsubscribe"),
+    Cell("assign", "manual `assign()`; one member hands its half to a new one", "assign",
+         plan="assign"),
+)
+
+
+def describe() -> dict[str, Any]:
+    """The kafka-python version and whether our runtime was left on."""
+    import kafka
+
+    return {"kafka-python": kafka.__version__,
+            "KAFKA_ASSIGNORS_KAFKA_PYTHON_RUNTIME":
+                os.environ.get("KAFKA_ASSIGNORS_KAFKA_PYTHON_RUNTIME", "(unset: on)")}
+
+
+def client() -> Client:
+    import kafka
+
+    return Client(
+        name="kafka-python",
+        version=kafka.__version__,
+        script=Path(__file__).with_name("kafka_python_member.py"),
+        strategies={
+            "eager": (("BalancedStickyAssignor", "kafka_assignors:BalancedStickyAssignor"),
+                      ("RangePartitionAssignor",
+                       "kafka.coordinator.assignors.range:RangePartitionAssignor")),
+            "cooperative": (("CooperativeBalancedStickyAssignor",
+                             "kafka_assignors:CooperativeBalancedStickyAssignor"),
+                            ("CooperativeStickyAssignor",
+                             "kafka.coordinator.assignors.cooperative_sticky:"
+                             "CooperativeStickyAssignor")),
+        },
+        cells=CELLS,
+        base_options=BASE_OPTIONS,
+        describe=describe,
+    )

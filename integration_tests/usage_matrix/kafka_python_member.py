@@ -1,0 +1,288 @@
+"""One kafka-python consumer of a usage-matrix cell, used the way one usage pattern uses it.
+
+Run as ``python kafka_python_member.py '<config JSON>'`` by the matrix core (see the package
+docstring for the event and command protocol). The consumer is built as the README's one line
+does it: ``KafkaConsumer(*topics, ..., partition_assignment_strategy=[X()])`` plus the options
+the cell names; nothing else is called on it except what the usage pattern itself calls.
+What the member sees is observed without changing how it is used: its assignment through the
+public ``assignment()`` after each poll or record, expulsions through kafka-python's own log
+line ("lost membership"), exceptions where they reach the application.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import logging
+import queue
+import sys
+import threading
+import time
+from typing import Any
+
+from kafka import ConsumerRebalanceListener, KafkaConsumer, TopicPartition
+from kafka.errors import CommitFailedError
+from kafka.structs import OffsetAndMetadata
+
+SENTINEL = b"stop"  # written by the core at the end to wake a blocked iterator; not a record
+_out_lock = threading.Lock()
+
+
+def emit(event: str, **fields: Any) -> None:
+    line = json.dumps({"event": event, "mono": round(time.monotonic(), 4), **fields})
+    with _out_lock:
+        sys.stdout.write(line + "\n")
+        sys.stdout.flush()
+
+
+def tps(partitions: Any) -> list[list[Any]]:
+    return sorted([tp.topic, tp.partition] for tp in partitions)
+
+
+class LostMembership(logging.Handler):
+    """kafka-python logs "Group ... lost membership; forcibly revoking ..." when expelled."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if "lost membership" in record.getMessage():
+            emit("expelled", how=record.getMessage()[:200])
+
+
+class Member:
+    def __init__(self, cfg: dict[str, Any]) -> None:
+        self.cfg = cfg
+        self.usage: str = cfg["usage"]
+        self.commands: queue.Queue[dict[str, Any]] = queue.Queue()
+        self.stopping = False
+        self.held: list[list[Any]] = []
+        self.processed: dict[TopicPartition, int] = {}  # next offset to commit, per partition
+        self.pending: list[list[Any]] = []
+        self.failed_once: set[tuple[str, int, int]] = set()
+        self.slow_next = 0.0
+        self.longest_call = 0.0
+        self.next_pause = time.monotonic() + 4.0
+        self.consumer = self._build()
+
+    def _build(self) -> KafkaConsumer:
+        module, _, name = self.cfg["strategy"].partition(":")
+        assignor = getattr(importlib.import_module(module), name)()
+        options = dict(self.cfg.get("options", {}))
+        if self.cfg.get("static_id"):
+            options["group_instance_id"] = self.cfg["static_id"]
+        kwargs = {"bootstrap_servers": self.cfg["bootstrap"], "group_id": self.cfg["group_id"],
+                  "client_id": self.cfg["name"], "partition_assignment_strategy": [assignor],
+                  **options}
+        topics = self.cfg.get("topics", [])
+        if self.usage == "pattern":
+            consumer = KafkaConsumer(**kwargs)
+            consumer.subscribe(pattern=self.cfg["pattern"])
+        elif self.usage.startswith("listener-commit"):
+            consumer = KafkaConsumer(**kwargs)
+            consumer.subscribe(topics, listener=CommitOnRevoke(self))
+        elif self.usage == "assign":
+            consumer = KafkaConsumer(**kwargs)
+            consumer.assign([TopicPartition(t, p) for t, p in self.cfg["partitions"]])
+        else:
+            consumer = KafkaConsumer(*topics, **kwargs)
+        emit("subscribed")
+        return consumer
+
+    # -- what the application does with a record ---------------------------------------------
+    def process(self, record: Any) -> bool:
+        """Process one record; False when the seek cell's retry pattern fails it once."""
+        if record.value == SENTINEL:
+            return True
+        key = (record.topic, record.partition, record.offset)
+        if self.usage == "seek" and record.offset % 25 == 3 and key not in self.failed_once:
+            self.failed_once.add(key)
+            emit("retry", tp=[record.topic, record.partition], offset=record.offset)
+            self.consumer.seek(TopicPartition(record.topic, record.partition), record.offset)
+            return False
+        self.pending.append([record.topic, record.partition, record.offset,
+                             round(time.monotonic(), 4)])
+        self.processed[TopicPartition(record.topic, record.partition)] = record.offset + 1
+        if len(self.pending) >= 50:
+            self.flush()
+        return True
+
+    def flush(self) -> None:
+        if self.pending:
+            emit("records", r=self.pending)
+            self.pending = []
+
+    def observe(self) -> None:
+        held = tps(self.consumer.assignment())
+        if held != self.held:
+            self.held = held
+            emit("assignment", held=held)
+
+    def call(self, what: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
+        """A consumer call the usage makes; CommitFailedError is what apps catch and go on."""
+        started = time.monotonic()
+        try:
+            return fn(*args, **kwargs)
+        except CommitFailedError as exc:
+            emit("exception", where=what, type=type(exc).__name__, message=str(exc)[:300],
+                 fatal=False)
+            return None
+        finally:
+            self.longest_call = max(self.longest_call, time.monotonic() - started)
+
+    # -- the loops ----------------------------------------------------------------------------
+    def run(self) -> None:
+        if self.usage in ("iterator", "iterator-timeout"):
+            self.iterate()
+        else:
+            self.poll_loop()
+
+    def iterate(self) -> None:
+        while not self.stopping:
+            for record in self.consumer:  # kafka-python's README loop
+                self.process(record)
+                self.between()
+                if self.stopping:
+                    break
+            self.between()  # consumer_timeout_ms ended the iteration
+
+    def poll_loop(self) -> None:
+        timeout_ms = 0 if self.usage == "poll0" else 1000
+        max_records = 10 if self.usage == "max-records" else None
+        while not self.stopping:
+            batch = self.call("poll", self.consumer.poll, timeout_ms=timeout_ms,
+                              max_records=max_records) or {}
+            for records in batch.values():
+                for record in records:
+                    if not self.process(record):
+                        break  # sought back: the rest of this partition's batch comes again
+            self.flush()
+            if batch:
+                self.after_batch()
+            elif self.usage == "poll0":
+                time.sleep(0.01)  # an event loop's other work
+            self.between()
+
+    def after_batch(self) -> None:
+        if self.usage == "commit":
+            self.call("commit", self.consumer.commit)
+        elif self.usage == "commit-async":
+            self.consumer.commit_async(callback=self.async_done)
+        elif self.usage in ("slow-session", "slow-max-poll"):
+            seconds = self.cfg["batch_s"] if self.usage == "slow-session" else self.slow_next
+            self.slow_next = 0.0
+            if seconds:
+                emit("slow", seconds=seconds)
+                time.sleep(seconds)  # processing the batch
+                emit("slow-done")
+
+    def async_done(self, offsets: Any, response: Any) -> None:
+        if isinstance(response, Exception):
+            emit("async-commit-failed", type=type(response).__name__)
+
+    def between(self) -> None:
+        """After each record or poll: observe, and do what the cell asks of the application."""
+        self.flush()
+        self.observe()
+        if self.usage == "pause-resume" and time.monotonic() >= self.next_pause:
+            self.pause_for(1.5)
+        while not self.commands.empty():
+            self.command(self.commands.get())
+
+    def pause_for(self, seconds: float) -> None:
+        """Back-pressure: stop fetching everything for a while, keep polling, then resume."""
+        self.consumer.pause(*self.consumer.assignment())
+        until = time.monotonic() + seconds
+        while time.monotonic() < until and not self.stopping:
+            for records in (self.consumer.poll(timeout_ms=200) or {}).values():
+                for record in records:
+                    self.process(record)  # paused: none should come
+            self.flush()
+            self.observe()
+        self.consumer.resume(*self.consumer.paused())
+        self.next_pause = time.monotonic() + 4.0
+
+    def command(self, cmd: dict[str, Any]) -> None:
+        do = cmd["do"]
+        if do == "stop":
+            self.stopping = True
+        elif do == "subscribe":
+            self.consumer.subscribe(cmd["topics"])
+        elif do == "slow":
+            self.slow_next = float(cmd["seconds"])
+        elif do == "unsubscribe":
+            self.consumer.unsubscribe()
+            self.observe()
+            time.sleep(float(cmd["seconds"]))
+            self.consumer.subscribe(self.cfg["topics"])
+            emit("resubscribed")
+        emit("done", do=do)
+
+    def close(self) -> None:
+        emit("closing", longest_call=round(self.longest_call, 4))
+        if self.usage in ("commit", "commit-async"):
+            self.call("commit", self.consumer.commit)  # the sync commit before close
+        elif self.usage.startswith("listener-commit"):
+            self.call("commit", self.consumer.commit, self.offsets(self.consumer.assignment()))
+        self.consumer.close()
+        emit("closed")
+
+    def offsets(self, which: Any) -> dict[TopicPartition, OffsetAndMetadata]:
+        return {tp: OffsetAndMetadata(self.processed[tp], "", -1) for tp in which
+                if tp in self.processed}
+
+
+class CommitOnRevoke(ConsumerRebalanceListener):  # type: ignore[misc]
+    """The documented pattern: commit what was processed of the partitions being revoked."""
+
+    def __init__(self, member: Member) -> None:
+        self.member = member
+
+    def on_partitions_revoked(self, revoked: Any) -> None:
+        emit("revoked", partitions=tps(revoked))
+        m = self.member
+        offsets = m.offsets(revoked)
+        if offsets and m.usage == "listener-commit-async":
+            m.consumer.commit_async(offsets, callback=m.async_done)
+        elif offsets:  # kafka-python 2.x's pattern; 3.0 cannot block on its IO thread
+            m.call("commit-in-listener", m.consumer.commit, offsets)
+        for tp in revoked:
+            m.processed.pop(tp, None)
+
+    def on_partitions_assigned(self, assigned: Any) -> None:
+        emit("assigned", partitions=tps(assigned))
+
+    def on_partitions_lost(self, lost: Any) -> None:
+        emit("lost", partitions=tps(lost))  # the docs: do not commit, it would fail
+
+
+def read_commands(member: Member) -> None:
+    for line in sys.stdin:
+        line = line.strip()
+        if line:
+            member.commands.put(json.loads(line))
+    member.commands.put({"do": "stop"})  # the core went away
+
+
+def main() -> None:
+    cfg = json.loads(sys.argv[1])
+    logging.basicConfig(level=logging.INFO, stream=sys.stderr,
+                        format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    logging.getLogger("kafka").addHandler(LostMembership())
+    emit("started")
+    member = None
+    try:
+        member = Member(cfg)
+        threading.Thread(target=read_commands, args=(member,), daemon=True).start()
+        member.run()
+    except Exception as exc:  # what reaches the application and ends it
+        emit("exception", where="loop", type=type(exc).__name__, message=str(exc)[:300],
+             fatal=True)
+        logging.exception("member failed")
+        if member is not None:
+            member.flush()
+            member.consumer.close()  # the application's finally:
+        sys.exit(1)
+    member.flush()
+    member.close()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,134 @@
+"""Run a client's cells: both sides of a pair at once, several pairs in parallel, one broker."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import threading
+import time
+import traceback
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+from .judge import SideResult, alone_wrong, broker_expelled, side_result, worse
+from .plans import PLANS, Cell, Client
+from .workload import Side
+
+log = logging.getLogger(__name__)
+DRAIN_S = 30.0
+
+
+@dataclass
+class PairResult:
+    cell: Cell
+    protocol: str
+    ours: SideResult
+    alone: SideResult
+    worse: list[str] = field(default_factory=list)
+    alone_wrong: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+    logs: dict[str, str] = field(default_factory=dict)  # side -> member log tails, on failure
+
+
+@dataclass
+class _Run:
+    side: Side
+    error: str | None = None
+
+
+def _run_side(run: _Run, cell: Cell) -> None:
+    side = run.side
+    try:
+        side.make_topics(cell.topics, cell.partitions)
+        side.start_traffic()
+        PLANS[cell.plan](side, cell)
+        side.drain(DRAIN_S + cell.extra.get("batch_s", 0))
+    except Exception:
+        run.error = traceback.format_exc()
+        log.exception("usage matrix: %s failed", side.prefix)
+    finally:
+        side.finish(timeout=40 + cell.extra.get("batch_s", 0))
+        if side.producer is not None:
+            with contextlib.suppress(Exception):
+                side.producer.stop()
+
+
+def run_pair(bootstrap: str, client: Client, cell: Cell, protocol: str) -> PairResult:
+    """Run ours and alone side by side on the same workload; judge them."""
+    started = time.monotonic()
+    (ours_label, ours_spec), (alone_label, alone_spec) = client.strategies[protocol]
+    base = {"usage": cell.usage, "options": {**client.base_options, **cell.options},
+            **cell.extra}
+    runs = {
+        "ours": _Run(Side(bootstrap, client.script, f"{cell.key}-{protocol[:4]}-ours",
+                          ours_spec, base)),
+        "alone": _Run(Side(bootstrap, client.script, f"{cell.key}-{protocol[:4]}-alone",
+                           alone_spec, base)),
+    }
+    threads = [threading.Thread(target=_run_side, args=(run, cell), daemon=True)
+               for run in runs.values()]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(900)  # every wait inside is bounded; this only guards against a bug
+    cooperative = protocol == "cooperative"
+    results = {}
+    for key, label in (("ours", ours_label), ("alone", alone_label)):
+        side = runs[key].side
+        acked = side.producer.snapshot() if side.producer is not None else set()
+        results[key] = side_result(label, side.group_id, side.events(), acked, side.changes,
+                                   cooperative)
+        if runs[key].error:
+            results[key].exceptions["HarnessError"] = 1
+            results[key].exception_samples.append(runs[key].error[-600:])
+        results[key].extra["stop_wall"] = side.stop_wall
+    pair = PairResult(cell, protocol, results["ours"], results["alone"])
+    pair.seconds = round(time.monotonic() - started, 1)
+    pair.logs = {key: run.side.log_tail() for key, run in runs.items()}
+    for run in runs.values():
+        run.side.close_logs()
+        with contextlib.suppress(Exception):
+            run.side.delete_topics()
+    return pair
+
+
+def judge(pair: PairResult, broker_log: str | None) -> None:
+    """Add the broker's expulsions (if its log is readable), then compare the sides."""
+    if broker_log is not None:
+        for result in (pair.ours, pair.alone):
+            for name in broker_expelled(broker_log, result.group_id,
+                                        result.extra.get("stop_wall")):
+                if name not in result.expelled:
+                    result.expelled.append(name)
+    cooperative = pair.protocol == "cooperative"
+    pair.worse = worse(pair.ours, pair.alone, pair.cell.clean, pair.cell.slack_s)
+    pair.alone_wrong = alone_wrong(pair.alone, pair.cell.clean, cooperative)
+    if not pair.worse:
+        pair.logs = {}
+
+
+def run_matrix(bootstrap: str, client: Client, *, cells: Sequence[Cell] | None = None,
+               protocols: Sequence[str] = ("eager", "cooperative"), parallel: int = 8,
+               broker_log: Callable[[], str] | None = None) -> list[PairResult]:
+    """Every (cell, protocol) pair of the client, long cells first, ``parallel`` at a time."""
+    chosen = list(cells if cells is not None else client.cells)
+    work = [(cell, protocol) for cell in chosen for protocol in protocols]
+    work.sort(key=lambda cp: not cp[0].slow)
+    with ThreadPoolExecutor(max_workers=parallel) as pool:
+        pairs = list(pool.map(lambda cp: run_pair(bootstrap, client, *cp), work))
+    text = None
+    if broker_log is not None:
+        try:
+            text = broker_log()
+        except Exception:
+            log.exception("usage matrix: the broker's log could not be read")
+    for pair in pairs:
+        judge(pair, text)
+    return pairs
+
+
+def summary(pairs: Sequence[PairResult]) -> dict[str, Any]:
+    return {"pairs": len(pairs), "worse": sum(1 for p in pairs if p.worse),
+            "alone wrong": sum(1 for p in pairs if p.alone_wrong)}

@@ -1,0 +1,281 @@
+"""One side of a cell: its topics, a producer of numbered records, member processes, events.
+
+Client-agnostic: a member is ``python <client script> '<config JSON>'`` speaking the JSON-line
+protocol of the package docstring. Every wait here is bounded; every process started here is
+ended here, by its own pid.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+from kafka_assignors.embedded.admin import create_topic, delete_topic
+
+TP = tuple[str, int]
+RATE = 60  # records a second per side, spread over every partition of every topic
+SENTINEL = b"stop"
+
+
+@dataclass
+class Proc:
+    name: str
+    popen: subprocess.Popen[str]
+    log: IO[str]
+    events: list[dict[str, Any]] = field(default_factory=list)
+
+
+class Producer:
+    """Numbered records, round robin over the given partitions, at RATE a second."""
+
+    def __init__(self, bootstrap: str, partitions: list[TP]) -> None:
+        from confluent_kafka import Producer as _Producer
+
+        self.partitions = partitions
+        self.acked: set[tuple[str, int, int]] = set()
+        self.failed = 0
+        self._stop = threading.Event()
+        self._lock = threading.Lock()
+        self._producer = _Producer({"bootstrap.servers": bootstrap, "acks": "all",
+                                    "linger.ms": 5, "enable.idempotence": True})
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _delivered(self, err: Any, msg: Any) -> None:
+        with self._lock:
+            if err is None:
+                self.acked.add((msg.topic(), msg.partition(), msg.offset()))
+            else:
+                self.failed += 1
+
+    def _run(self) -> None:
+        seq, started = 0, time.monotonic()
+        while not self._stop.is_set():
+            while seq < (time.monotonic() - started) * RATE:
+                topic, partition = self.partitions[seq % len(self.partitions)]
+                self._producer.produce(topic, value=str(seq).encode(), partition=partition,
+                                       on_delivery=self._delivered)
+                seq += 1
+            self._producer.poll(0)
+            self._stop.wait(0.05)
+
+    def sentinels(self) -> None:
+        """One wake-up record per partition (a blocked iterator needs a record to return)."""
+        for topic, partition in self.partitions:
+            self._producer.produce(topic, value=SENTINEL, partition=partition)
+        self._producer.poll(0)
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(10)
+        self._producer.flush(30)
+
+    def snapshot(self) -> set[tuple[str, int, int]]:
+        with self._lock:
+            return set(self.acked)
+
+
+class Side:
+    """One side (one strategy) of one cell: start/stop/command members, watch the group."""
+
+    def __init__(self, bootstrap: str, script: Path, label: str, strategy: str,
+                 base: Mapping[str, Any]) -> None:
+        self.bootstrap = bootstrap
+        self.script = script
+        self.strategy = strategy
+        self.prefix = f"um-{re.sub(r'[^a-z0-9]+', '-', label.lower())}-{uuid.uuid4().hex[:6]}"
+        self.group_id = f"{self.prefix}-group"
+        self.base = dict(base)
+        self.procs: dict[str, Proc] = {}
+        self.topics: list[str] = []
+        self.partitions: list[TP] = []
+        self.producer: Producer | None = None
+        self.changes: list[dict[str, Any]] = []  # {label, start, settled (s or None), bound}
+        self.marks: dict[str, float] = {}
+        self.stop_wall: float | None = None
+        self._lock = threading.Lock()
+
+    # -- topics and traffic ---------------------------------------------------------------------
+    def make_topics(self, count: int, partitions: int) -> list[str]:
+        for letter in "abcdefgh"[:count]:
+            name = f"{self.prefix}-{letter}"
+            create_topic(self.bootstrap, name, partitions)
+            self.topics.append(name)
+            self.partitions += [(name, p) for p in range(partitions)]
+        return self.topics
+
+    def start_traffic(self) -> None:
+        self.producer = Producer(self.bootstrap, self.partitions)
+
+    def delete_topics(self) -> None:
+        for name in self.topics:
+            delete_topic(self.bootstrap, name)
+
+    # -- members --------------------------------------------------------------------------------
+    def start(self, name: str, **config: Any) -> None:
+        log = tempfile.NamedTemporaryFile(  # noqa: SIM115 - closed in finish()
+            "w+", prefix=f"{self.prefix}-{name}-", suffix=".log", delete=False)
+        cfg = {**self.base, "bootstrap": self.bootstrap, "group_id": self.group_id,
+               "strategy": self.strategy, "name": name, **config}
+        popen = subprocess.Popen([sys.executable, str(self.script), json.dumps(cfg)],
+                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log,
+                                 text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+        proc = Proc(name, popen, log)
+        with self._lock:
+            self.procs[name] = proc
+        threading.Thread(target=self._read, args=(proc,), daemon=True).start()
+
+    def _read(self, proc: Proc) -> None:
+        assert proc.popen.stdout is not None
+        for line in proc.popen.stdout:
+            with contextlib.suppress(ValueError):
+                event = json.loads(line)
+                with self._lock:
+                    proc.events.append(event)
+        rc = proc.popen.wait()
+        with self._lock:
+            proc.events.append({"event": "exit", "mono": time.monotonic(), "rc": rc})
+
+    def command(self, name: str, **cmd: Any) -> None:
+        stdin = self.procs[name].popen.stdin
+        assert stdin is not None
+        with contextlib.suppress(OSError, ValueError):
+            stdin.write(json.dumps(cmd) + "\n")
+            stdin.flush()
+
+    def stop(self, name: str, timeout: float = 30.0) -> float:
+        """A clean stop (the member closes its consumer); returns when it was asked."""
+        asked = time.monotonic()
+        self.command(name, do="stop")
+        self._wait_exit([name], timeout)
+        return asked
+
+    def _wait_exit(self, names: Iterable[str], timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        for name in names:
+            popen = self.procs[name].popen
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                popen.wait(max(0.1, deadline - time.monotonic()))
+            if popen.poll() is None and self.producer is not None:
+                self.producer.sentinels()  # a blocked iterator needs a record to return
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    popen.wait(max(0.1, deadline - time.monotonic()))
+
+    def events(self) -> dict[str, list[dict[str, Any]]]:
+        with self._lock:
+            return {name: list(proc.events) for name, proc in self.procs.items()}
+
+    def first(self, name: str, event: str, timeout: float) -> float | None:
+        """When member ``name`` first reported ``event`` (waits, bounded)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            evs = self.events()[name]
+            found = [e["mono"] for e in evs if e["event"] == event]
+            gone = any(e["event"] == "exit" for e in evs)
+            if found or gone or time.monotonic() >= deadline:
+                return float(found[0]) if found else None
+            time.sleep(0.05)
+
+    def running(self) -> bool:
+        return any(p.popen.poll() is None for p in self.procs.values())
+
+    # -- the group as the applications see it --------------------------------------------------
+    def settle(self, label: str, since: float, expected: Iterable[TP], bound: float) -> float:
+        """Wait (at most ``bound`` s) until the live members hold every expected partition once
+        and each holds one; record the time from ``since``; return when it ended."""
+        want = set(expected)
+        deadline = since + bound
+        when = None
+        while when is None and time.monotonic() < deadline and self.running():
+            time.sleep(0.1)
+            when = settled_at(self.events(), since, want)
+        self.changes.append({"label": label, "start": since, "bound": bound,
+                             "settled": None if when is None else round(when - since, 3)})
+        return time.monotonic()
+
+    def drain(self, bound: float) -> None:
+        """Stop the producer and wait (bounded) until every acknowledged record was read."""
+        assert self.producer is not None
+        self.producer.stop()
+        acked = self.producer.snapshot()
+        deadline = time.monotonic() + bound
+        while time.monotonic() < deadline and not acked <= processed(self.events()):
+            time.sleep(0.25)
+
+    def finish(self, timeout: float = 40.0) -> None:
+        """Stop every member still running (clean stop, then SIGKILL by pid), close logs."""
+        self.stop_wall = time.time()
+        live = [n for n, p in self.procs.items() if p.popen.poll() is None]
+        for name in live:
+            self.command(name, do="stop")
+        deadline = time.monotonic() + timeout
+        while (any(self.procs[n].popen.poll() is None for n in live)
+               and time.monotonic() < deadline):
+            if self.producer is not None:
+                self.producer.sentinels()
+            time.sleep(0.3)
+        for proc in self.procs.values():
+            if proc.popen.poll() is None:
+                proc.popen.kill()
+                proc.popen.wait(10)
+                with self._lock:
+                    proc.events.append({"event": "killed", "mono": time.monotonic()})
+        time.sleep(0.2)  # let the readers take the last lines
+
+    def log_tail(self, lines: int = 30) -> str:
+        out = []
+        for name, proc in self.procs.items():
+            proc.log.flush()
+            text = Path(proc.log.name).read_text(errors="replace").splitlines()
+            out.append(f"--- {name} ---\n" + "\n".join(text[-lines:]))
+        return "\n".join(out)
+
+    def close_logs(self) -> None:
+        for proc in self.procs.values():
+            proc.log.close()
+            with contextlib.suppress(OSError):
+                os.unlink(proc.log.name)
+
+
+def processed(events: Mapping[str, list[dict[str, Any]]]) -> set[tuple[str, int, int]]:
+    return {(r[0], r[1], r[2]) for evs in events.values() for e in evs
+            if e["event"] == "records" for r in e["r"]}
+
+
+def settled_at(events: Mapping[str, list[dict[str, Any]]], since: float,
+               want: set[TP]) -> float | None:
+    """The first moment at or after ``since`` (an event that unsettled the group: a member
+    started, closing, resubscribed...) when every live member (started, not closing or
+    gone) holds at least one partition and together they hold ``want``, each partition once."""
+    timeline = sorted(((float(e["mono"]), name, e) for name, evs in events.items()
+                       for e in evs), key=lambda x: x[0])
+    live: set[str] = set()
+    held: dict[str, list[TP]] = {}
+    for i, (mono, name, e) in enumerate(timeline):
+        kind = e["event"]
+        if kind == "started":
+            live.add(name)
+            held[name] = []
+        elif kind in ("closing", "exit", "killed"):
+            live.discard(name)
+        elif kind == "assignment":
+            held[name] = [(str(t), int(p)) for t, p in e["held"]]
+        if mono < since or not live or (i + 1 < len(timeline) and timeline[i + 1][0] == mono):
+            continue  # judge the state once every event of this instant is in
+        holdings = [tp for n in live for tp in held.get(n, [])]
+        every_member = all(held.get(n) for n in live) or len(want) < len(live)
+        if every_member and len(holdings) == len(want) and set(holdings) == want:
+            return mono
+    return None

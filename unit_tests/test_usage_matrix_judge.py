@@ -1,0 +1,102 @@
+"""The usage matrix's bookkeeping on made-up events (no broker, no process): when a group
+counts as settled, what counts as worse, and which broker log lines count as expulsions."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from integration_tests.usage_matrix.judge import SideResult, broker_expelled, kept_pause, worse
+from integration_tests.usage_matrix.workload import settled_at
+
+T = "t"
+ALL = {(T, 0), (T, 1), (T, 2)}
+
+
+def ev(kind: str, mono: float, **fields: Any) -> dict[str, Any]:
+    return {"event": kind, "mono": mono, **fields}
+
+
+def held(mono: float, *partitions: int) -> dict[str, Any]:
+    return ev("assignment", mono, held=[[T, p] for p in partitions])
+
+
+def test_settled_when_every_live_member_holds_and_all_partitions_are_held_once() -> None:
+    """A joiner unsettles the group until it holds a partition and nothing is held twice."""
+    events = {
+        "m1": [ev("started", 0), held(1, 0, 1, 2), held(6, 0, 1)],
+        "m2": [ev("started", 4), held(5, 2)],
+    }
+    assert settled_at(events, 0, ALL) == 1
+    assert settled_at(events, 4, ALL) == 6  # at 5 partition 2 is held twice
+
+
+def test_a_leave_is_judged_after_every_event_of_its_instant() -> None:
+    """The leaver's own events at the instant it starts closing do not count as settled."""
+    events = {
+        "m1": [ev("started", 0), held(1, 0), ev("done", 5), ev("closing", 5)],
+        "m2": [ev("started", 0), held(1, 1, 2), held(7, 0, 1, 2)],
+    }
+    assert settled_at(events, 5, ALL) == 7
+
+
+def test_never_settled_while_a_live_member_holds_nothing() -> None:
+    """Three partitions and a live member without one is not settled, whatever the others hold."""
+    events = {"m1": [ev("started", 0), held(1, 0, 1, 2)], "m2": [ev("started", 0)]}
+    assert settled_at(events, 0, ALL) is None
+
+
+def side(**fields: Any) -> SideResult:
+    result = SideResult("s", "g")
+    for key, value in fields.items():
+        setattr(result, key, value)
+    return result
+
+
+def test_counts_are_exact_and_times_have_the_stated_tolerance() -> None:
+    """One more exception type, one more lost record, a change that never settles or a total
+    beyond 1.5 x alone + 1 s + slack per change are worse; equal counts and times within the
+    tolerance are not."""
+    alone = side(settle={"join": 2.0, "leave": 2.0}, exceptions={"CommitFailedError": 1})
+    assert worse(side(settle={"join": 2.0, "leave": 2.0},
+                      exceptions={"CommitFailedError": 1}), alone, True, 3.0) == []
+    assert worse(side(settle={"join": 12.0, "leave": 1.0}), alone, True, 3.0) == []  # <= 13
+    assert worse(side(settle={"join": 13.0, "leave": 1.0}), alone, True, 3.0)
+    assert worse(side(settle={"join": 1.0, "leave": None}, bounds={"leave": 45}), alone, True,
+                 3.0)
+    assert worse(side(settle=alone.settle, exceptions={"OverflowError": 1}), alone, True, 3.0)
+    assert worse(side(settle=alone.settle, lost=1), alone, True, 3.0)
+
+
+def test_reads_twice_exact_where_alone_reads_none_twice() -> None:
+    """Where alone re-reads nothing, one re-read is worse; where alone's usage re-reads too,
+    up to twice its count is not; unclean cells do not judge re-reads."""
+    assert worse(side(duplicates=1), side(), True, 3.0)
+    assert worse(side(duplicates=100), side(duplicates=50), True, 3.0) == []
+    assert worse(side(duplicates=101), side(duplicates=50), True, 3.0)
+    assert worse(side(duplicates=500), side(), False, 3.0) == []
+
+
+def test_kept_pause_is_the_longest_gap_in_kept_partitions() -> None:
+    """The pause counts only partitions held before and after the rebalance."""
+    records = [[T, 0, i, t] for i, t in enumerate([7.0, 8.0, 9.0, 10.0, 13.5, 14.0])]
+    records += [[T, 1, 99, 11.0]]  # partition 1 is given away: not kept
+    events = {"m1": [held(1, 0, 1), held(12, 0), ev("records", 14, r=records)]}
+    pause, floor = kept_pause(events, 10.5, 13.0)
+    assert (pause, floor) == (3.5, 1.0)  # 10.0 -> 13.5; 1 s apart in the 3 s before
+
+
+def test_broker_expulsions_are_read_per_group_until_the_side_ended() -> None:
+    """Coordinator lines "Member X in group G has failed" count for G's member X (its client
+    id), only before the side's end."""
+    log = "\n".join([
+        "[2026-11-25 10:47:13,968] INFO [GroupCoordinator id=1] Member "
+        "m1-42986a55-1c4c-43a0-860e-d0851f1343cb in group g1 has failed, removing it from the "
+        "group. (org.apache.kafka.coordinator.group.GroupMetadataManager)",
+        "[2026-11-25 10:49:00,000] INFO [GroupCoordinator id=1] Member "
+        "m2-42986a55-1c4c-43a0-860e-d0851f1343cb in group g1 has failed, removing it.",
+        "[2026-11-25 10:47:14,000] INFO [GroupCoordinator id=1] Member "
+        "m3-42986a55-1c4c-43a0-860e-d0851f1343cb in group g2 has failed, removing it.",
+    ])
+    end = 1795603700.0  # 2026-11-25 10:48:20 UTC
+    assert broker_expelled(log, "g1", end) == ["m1"]
+    assert broker_expelled(log, "g1", None) == ["m1", "m2"]
