@@ -47,4 +47,5 @@ from __future__ import annotations
 #: client name -> "module:function" returning its plans.Client
 CLIENTS = {
     "kafka-python": "integration_tests.usage_matrix.kafka_python:client",
+    "kafka-python-2": "integration_tests.usage_matrix.kafka_python_2:client",
 }
