@@ -182,7 +182,7 @@ def test_rolling_upgrade_from_kafka_python_2_to_3_under_traffic(
         for i in (1, 2):
             group.add_member(name=f"old{i}", python=python2)
         steps: list[str] = []
-        state = _settle(group, "3 x kafka-python 2.3.3", steps, None)
+        state = _settle(group, f"3 x kafka-python {kp2}", steps, None)
         assert group.protocol() == "cooperative-balanced-sticky"
         # the leader last, so that it leads the mixed group meanwhile
         for n, old in enumerate(("old1", "old2", "old0")):

@@ -1,6 +1,6 @@
 """What differs between kafka-python 2.x and 3.x for an assignor, in one place.
 
-Tested with kafka-python 2.2.21, 2.3.3 and 3.0.12 (2.0.2: see the README).
+Tested with kafka-python 2.0.2, 2.2.21, 2.3.3 and 3.0.12 (README, "kafka-python versions").
 
 - 3.x: ``RebalanceProtocol`` (KIP-429, eager and cooperative); version-3
   ``ConsumerProtocolSubscription`` (owned partitions, generation, rack);

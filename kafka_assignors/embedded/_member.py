@@ -92,7 +92,9 @@ def group_snapshot(consumer: Any) -> dict[str, Any]:
         raw_state = coordinator.state
     protocol = None
     if coordinator is not None:
-        generation = coordinator.generation_if_stable()
+        # (kafka-python 2.0 names it generation(); 2.1 renamed it)
+        if_stable = getattr(coordinator, "generation_if_stable", None) or coordinator.generation
+        generation = if_stable()
         protocol = getattr(generation, "protocol", None) if generation is not None else None
     # MemberState values are strings like '<stable>'; report STABLE/REBALANCING/UNJOINED.
     state = str(raw_state or "").strip("<>").upper() or "UNKNOWN"
