@@ -48,6 +48,9 @@ MEMBER_OPTIONS = {
     "revoke_delay_ms": 500,
     "log_level": "INFO",
 }
+#: kafka-python 2.x probes the broker's version inside KafkaConsumer(...) with a 2 s timeout,
+#: which a loaded 2-core machine can miss (NoBrokersAvailable before any assignor runs)
+KP2_CONSUMER = {"api_version_auto_timeout_ms": 30_000}
 
 README_EXAMPLE = """
 import json, sys, time
@@ -177,10 +180,10 @@ def test_rolling_upgrade_from_kafka_python_2_to_3_under_traffic(
     producer = SequencedProducer(kafka_broker.bootstrap, [topic], rate=40).start()
     try:
         group = make_group([topic], [CBS], **MEMBER_OPTIONS)
-        group.add_member(name="old0", python=python2)
+        group.add_member(name="old0", python=python2, consumer_config=KP2_CONSUMER)
         group.wait_stable(timeout=120, settle=1.0)  # old0 formed the group: it leads
         for i in (1, 2):
-            group.add_member(name=f"old{i}", python=python2)
+            group.add_member(name=f"old{i}", python=python2, consumer_config=KP2_CONSUMER)
         steps: list[str] = []
         state = _settle(group, f"3 x kafka-python {kp2}", steps, None)
         assert group.protocol() == "cooperative-balanced-sticky"
@@ -222,11 +225,11 @@ def test_a_kafka_python_3_leader_with_kafka_python_2_members_under_traffic(
         steps: list[str] = []
         state = _settle(group, "new0 alone", steps, None)
         for name in ("old0", "old1"):
-            group.add_member(name=name, python=python2)
+            group.add_member(name=name, python=python2, consumer_config=KP2_CONSUMER)
             state = _settle(group, f"{name} started", steps, state)
         group.stop_member(next(v.index for v in group.members() if v.name == "old0"))
         state = _settle(group, "old0 stopped", steps, state)
-        group.add_member(name="old2", python=python2)
+        group.add_member(name="old2", python=python2, consumer_config=KP2_CONSUMER)
         state = _settle(group, "old2 started", steps, state)
         assert all(_runs_2x(group, f"old{i}", kp2) for i in range(3))
         assert not _runs_2x(group, "new0", kp2)

@@ -16,6 +16,10 @@ from .kafka_python import client as kafka_python_3
 from .plans import Client
 
 VERSION = "2.3.3"
+#: kafka-python 2.x probes the broker's version inside ``KafkaConsumer(...)`` with a 2 s
+#: timeout (``api_version_auto_timeout_ms``), which a loaded 2-core machine misses now and
+#: then: NoBrokersAvailable before any assignor runs, on either side. Both sides get 30 s.
+OPTIONS = {**BASE_OPTIONS, "api_version_auto_timeout_ms": 30_000}
 
 
 def describe() -> dict[str, Any]:
@@ -31,7 +35,7 @@ def client() -> Client:
         script=kafka_python_3().script,
         strategies={"eager": eager},
         cells=CELLS,
-        base_options=BASE_OPTIONS,
+        base_options=OPTIONS,
         describe=describe,
         python=str(kafka_python_venv(VERSION)),
     )
