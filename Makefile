@@ -39,7 +39,7 @@ typecheck: venv
 
 # pytest's exit code is kept (5 = "no tests collected" fails too) and, when
 # PYTEST_RC_FILE is set (.ci/run does), written there.
-test: bootstrap lint typecheck java-test kafka-python-versions
+test: bootstrap lint typecheck java-test kafka-python-versions unit-kafka-python-2
 	@rc=0; $(PY) -m pytest unit_tests integration_tests --timeout=$(PYTEST_TIMEOUT) $(PYTEST_ARGS) || rc=$$?; \
 	if [[ -n "$${PYTEST_RC_FILE:-}" ]]; then echo $$rc > "$$PYTEST_RC_FILE"; fi; \
 	if [[ $$rc -eq 5 ]]; then echo "make test: pytest collected no tests (exit 5): failing" >&2; fi; \
@@ -56,6 +56,15 @@ jar:
 # each in a throwaway venv under the user cache.
 kafka-python-versions: venv
 	@scripts/test-kafka-python-versions.sh
+
+# The adapter's unit tests again in venvs holding kafka-python 2.2 and 2.3 (made on first use
+# under ~/.cache/kafka-assignors/venvs/; the checkout is imported through PYTHONPATH).
+KAFKA_PYTHON_2X := 2.2.21 2.3.3
+KAFKA_PYTHON_2X_TESTS := unit_tests/test_kafka_python_versions.py unit_tests/test_user_data_ownership.py
+.PHONY: unit-kafka-python-2
+unit-kafka-python-2: venv
+	@for v in $(KAFKA_PYTHON_2X); do echo "== unit tests on kafka-python $$v"; \
+	$(PY) -m integration_tests.client_venvs pytest $$v -q $(KAFKA_PYTHON_2X_TESTS) || exit 1; done
 
 unit: venv
 	$(PY) -m pytest unit_tests $(PYTEST_ARGS)

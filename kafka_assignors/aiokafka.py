@@ -78,7 +78,8 @@ class AIOKafkaAssignor(_AIOAbstractAssignor):  # type: ignore[misc]
         )
 
     def assign(self, cluster: Any, members: Mapping[str, Any]) -> dict[str, Any]:
-        return self._inner.assign(cluster, _full_members(members))
+        result: dict[str, Any] = self._inner.assign(cluster, _full_members(members))
+        return result
 
 
 def _full_members(decoded: Mapping[str, Any]) -> list[Any]:

@@ -6,8 +6,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from kafka.protocol.consumer.metadata import ConsumerProtocolSubscription
-
 
 class FakeCluster:
     def __init__(self, counts: Mapping[str, int]) -> None:
@@ -30,6 +28,8 @@ class FakeMember:
 
 def subscription_of(assignor: Any, topics: Sequence[str]) -> Any:
     """What a member would send: encode and decode, as the broker round trip does."""
+    from kafka.protocol.consumer.metadata import ConsumerProtocolSubscription  # kafka-python 3
+
     return ConsumerProtocolSubscription.decode(assignor.metadata(set(topics)).encode())
 
 

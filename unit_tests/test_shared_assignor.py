@@ -193,7 +193,11 @@ def test_aiokafka_consumers_sharing_a_wrapped_instance_stay_apart(caplog: Any) -
                 for c in (first, second)]
     assert [[tp.partitions for tp in s.owned_partitions] for s in subs] == [[[0, 1]], [[2]]]
     assert all(s.generation_id == 4 for s in subs)
-    assert all(decode_user_data(s.user_data) == {"mode": "eager"} for s in subs)
+    fields = [decode_user_data(s.user_data) or {} for s in subs]
+    assert [f["mode"] for f in fields] == ["eager", "eager"]
+    # the same ownership in the user data, for leaders that read only version-0 fields
+    assert [sorted(p for ps in f["owned"].values() for p in ps) for f in fields] == [[0, 1], [2]]
+    assert [f["generation"] for f in fields] == [4, 4]
     # the wrapped instance itself is left as it was: a kafka-python consumer may use it too
     assert inner.protocol_mode is None
 

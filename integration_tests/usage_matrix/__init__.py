@@ -48,4 +48,5 @@ from __future__ import annotations
 CLIENTS = {
     "confluent-kafka": "integration_tests.usage_matrix.confluent:client",
     "kafka-python": "integration_tests.usage_matrix.kafka_python:client",
+    "kafka-python-2": "integration_tests.usage_matrix.kafka_python_2:client",
 }

@@ -53,6 +53,9 @@ class Client:
     cells: tuple[Cell, ...]
     base_options: Mapping[str, Any] = field(default_factory=dict)
     describe: Callable[[], dict[str, Any]] = dict  # runtime facts for the results file
+    #: the interpreter that runs the member script (None: this one); another venv's
+    #: (another version of the client) imports this checkout through PYTHONPATH
+    python: str | None = None
 
 
 def _since(side: Side, name: str, event: str, bound: float) -> float | None:

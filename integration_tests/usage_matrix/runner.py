@@ -63,9 +63,9 @@ def run_pair(bootstrap: str, client: Client, cell: Cell, protocol: str) -> PairR
             **cell.extra}
     runs = {
         "ours": _Run(Side(bootstrap, client.script, f"{cell.key}-{protocol[:4]}-ours",
-                          ours_spec, base)),
+                          ours_spec, base, client.python)),
         "alone": _Run(Side(bootstrap, client.script, f"{cell.key}-{protocol[:4]}-alone",
-                           alone_spec, base)),
+                           alone_spec, base, client.python)),
     }
     threads = [threading.Thread(target=_run_side, args=(run, cell), daemon=True)
                for run in runs.values()]

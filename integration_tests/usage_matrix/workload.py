@@ -91,8 +91,9 @@ class Side:
     """One side (one strategy) of one cell: start/stop/command members, watch the group."""
 
     def __init__(self, bootstrap: str, script: Path, label: str, strategy: str,
-                 base: Mapping[str, Any]) -> None:
+                 base: Mapping[str, Any], python: str | None = None) -> None:
         self.bootstrap = bootstrap
+        self.python = python
         self.script = script
         self.strategy = strategy
         self.prefix = f"um-{re.sub(r'[^a-z0-9]+', '-', label.lower())}-{uuid.uuid4().hex[:6]}"
@@ -129,9 +130,13 @@ class Side:
             "w+", prefix=f"{self.prefix}-{name}-", suffix=".log", delete=False)
         cfg = {**self.base, "bootstrap": self.bootstrap, "group_id": self.group_id,
                "strategy": self.strategy, "name": name, **config}
-        popen = subprocess.Popen([sys.executable, str(self.script), json.dumps(cfg)],
+        env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+        if self.python is not None:  # another venv: this checkout and nothing of ours
+            env["PYTHONPATH"] = str(Path(__file__).resolve().parents[2])
+        popen = subprocess.Popen([self.python or sys.executable, str(self.script),
+                                  json.dumps(cfg)],
                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log,
-                                 text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+                                 text=True, env=env)
         proc = Proc(name, popen, log)
         with self._lock:
             self.procs[name] = proc

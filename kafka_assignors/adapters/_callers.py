@@ -38,7 +38,8 @@ def calling_coordinator(assignor: object) -> object | None:
     kafka-python and aiokafka use an assignor instance passed in
     ``partition_assignment_strategy`` as is, so one instance may serve several
     consumers; their coordinators tell them apart.  A coordinator is recognised
-    by an ``_assignors`` collection holding ``assignor`` (or a wrapper of it);
+    by an ``_assignors`` collection (kafka-python 2.x: ``config["assignors"]``) holding
+    ``assignor`` (or a wrapper of it);
     aiokafka's per-rebalance helper leads to it through ``_coordinator``.
     """
 
@@ -57,7 +58,12 @@ def calling_coordinator(assignor: object) -> object | None:
 
 def _holds(coordinator: object, assignor: object) -> bool:
     held = getattr(coordinator, "_assignors", None)
+    if held is None:  # kafka-python 2.x keeps them, as given, in its config
+        config = getattr(coordinator, "config", None)
+        held = config.get("assignors") if isinstance(config, Mapping) else None
     if held is None:
         return False
     items = held.values() if isinstance(held, Mapping) else held
-    return any(a is assignor or getattr(a, "_inner", None) is assignor for a in items)
+    # (kafka-python 2.x keeps a class as given; its default instance is the one called)
+    return any(a is assignor or a is type(assignor) or getattr(a, "_inner", None) is assignor
+               for a in items)

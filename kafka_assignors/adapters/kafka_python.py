@@ -1,8 +1,10 @@
-"""Adapter for kafka-python 3: our strategies as ``AbstractPartitionAssignor`` subclasses.
+"""Adapter for kafka-python: our strategies as ``AbstractPartitionAssignor`` subclasses.
 
-Each member sends a version-3 ``ConsumerProtocolSubscription``: its topics, the
-partitions it owns with the generation it got them in, its rack, and a small
-user data object saying whether it runs the eager or the cooperative protocol.
+On kafka-python 3 each member sends a version-3 ``ConsumerProtocolSubscription``: its
+topics, the partitions it owns with the generation it got them in, its rack, and a
+small user data object saying whether it runs the eager or the cooperative protocol.
+kafka-python 2.x sends version-0 subscriptions (topics and user data) and runs eager
+only; :mod:`.kafka_python_compat` holds what differs.
 """
 
 from __future__ import annotations
@@ -11,20 +13,22 @@ import logging
 import threading
 import time
 import weakref
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from kafka.coordinator.assignors.abstract import AbstractPartitionAssignor, RebalanceProtocol
-from kafka.protocol.consumer.metadata import (
-    ConsumerProtocolAssignment,
-    ConsumerProtocolSubscription,
-)
+from kafka.coordinator.assignors.abstract import AbstractPartitionAssignor
 
 from ..core.model import UNKNOWN_GENERATION, Assignment, GroupSpec, TopicPartition, TopicSpec
 from ..core.names import some_ids
 from ._callers import caller_value, calling_coordinator
-from .kafka_python_runtime import install_for_caller as install_runtime_for_caller
+from .kafka_python_compat import (
+    KAFKA_PYTHON_2,
+    KAFKA_PYTHON_VERSION,
+    RebalanceProtocol,
+    subscription_topics,
+    wire_types,
+)
 from .leader import (
     MODE_COOPERATIVE,
     MODE_EAGER,
@@ -35,13 +39,57 @@ from .leader import (
     gc_paused,
 )
 from .racks import replica_racks
-from .user_data import encode_user_data
+from .user_data import encode_user_data, ownership_fields
 
 log = logging.getLogger("kafka_assignors")
 
 SUBSCRIPTION_VERSION = 3
+#: The installed kafka-python's subscription and assignment message classes.
+_SUBSCRIPTION, _ASSIGNMENT = wire_types()
 #: How long after a round that withheld partitions its weights are reused for the next.
 SECOND_ROUND_WINDOW_S = 120.0
+
+
+def install_runtime_for_caller(assignor: object) -> None:
+    """The consumer runtime (kafka-python 3 only) for the consumer whose call reached us.
+
+    Imported here, not at the top: the runtime is built on kafka-python 3's internals and
+    is never imported on 2.x.
+    """
+    from .kafka_python_runtime import install_for_caller
+
+    install_for_caller(assignor)
+
+
+class _ClassUsable:
+    """A method kafka-python 2.x may call on an assignor class as given.
+
+    kafka-python 3 instantiates a class in ``partition_assignment_strategy``; 2.x uses
+    it as is (its own assignors are classmethods), so there the class's one default
+    instance answers (each consumer's state is kept apart all the same).
+    """
+
+    def __init__(self, func: Callable[..., Any]) -> None:
+        self.func = func
+        self.__doc__ = func.__doc__
+
+    def __get__(self, obj: object, owner: type | None = None) -> Any:
+        if obj is None:
+            if owner is None or not KAFKA_PYTHON_2:
+                return self.func
+            obj = _default_instance(owner)
+        return self.func.__get__(obj, owner)
+
+
+_defaults: dict[type, object] = {}
+_defaults_lock = threading.Lock()
+
+
+def _default_instance(cls: type) -> object:
+    with _defaults_lock:
+        if cls not in _defaults:
+            _defaults[cls] = cls()
+        return _defaults[cls]
 
 
 class KafkaPythonAssignor(AbstractPartitionAssignor):  # type: ignore[misc]
@@ -117,7 +165,7 @@ class KafkaPythonAssignor(AbstractPartitionAssignor):  # type: ignore[misc]
 
     # --- kafka-python's interface ------------------------------------------------------
 
-    def supported_protocols(self) -> list[RebalanceProtocol]:
+    def supported_protocols(self) -> list[Any]:
         # kafka-python's coordinator asks this while KafkaConsumer(...) builds it: the
         # moment to give that consumer the runtime our assignors need (no user call)
         install_runtime_for_caller(self)
@@ -128,23 +176,36 @@ class KafkaPythonAssignor(AbstractPartitionAssignor):  # type: ignore[misc]
     #: The rebalance protocol to announce whatever the consumer runs (None: find it out).
     protocol_mode: str | None = None
 
-    def metadata(self, topics: Any) -> ConsumerProtocolSubscription:
+    @_ClassUsable
+    def metadata(self, topics: Any) -> Any:
+        if KAFKA_PYTHON_2:
+            # no cooperative protocol and no consumer runtime there (kafka-python 3 only)
+            if self.cooperative:
+                _note_eager_only(self.name)
+            return self.subscription(topics, MODE_EAGER)
         install_runtime_for_caller(self)  # a coordinator built some other way: at its first join
         return self.subscription(topics, self.protocol_mode or _consumer_protocol_mode())
 
-    def subscription(self, topics: Any, mode: str | None) -> ConsumerProtocolSubscription:
+    def subscription(self, topics: Any, mode: str | None) -> Any:
         """This consumer's subscription, announcing rebalance protocol ``mode``.
 
-        ``None`` means the strategy's own: cooperative if it speaks it.
+        ``None`` means the strategy's own: cooperative if it speaks it.  A version-3
+        ``ConsumerProtocolSubscription`` on kafka-python 3, version 0 on 2.x.
         """
         state = self._state()
         if mode is None:
-            mode = MODE_COOPERATIVE if self.cooperative else MODE_EAGER
-        sub_tp = ConsumerProtocolSubscription.TopicPartition
-        return ConsumerProtocolSubscription(
+            mode = MODE_COOPERATIVE if self.cooperative and not KAFKA_PYTHON_2 else MODE_EAGER
+        fields = {"mode": mode, **self.subscription_fields()}
+        if not self.broadcast:  # (a broadcast gives everyone everything: nothing to stick to)
+            fields.update(ownership_fields(state.owned, state.generation))
+        user_data = encode_user_data(fields)
+        if KAFKA_PYTHON_2:
+            return _SUBSCRIPTION(0, sorted(topics), user_data)
+        sub_tp = _SUBSCRIPTION.TopicPartition
+        return _SUBSCRIPTION(
             version=SUBSCRIPTION_VERSION,
             topics=sorted(topics),
-            user_data=encode_user_data({"mode": mode, **self.subscription_fields()}),
+            user_data=user_data,
             owned_partitions=[
                 sub_tp(topic=t, partitions=list(ps)) for t, ps in sorted(state.owned.items())
             ],
@@ -152,7 +213,10 @@ class KafkaPythonAssignor(AbstractPartitionAssignor):  # type: ignore[misc]
             rack_id=self.client_rack,
         )
 
-    def on_assignment(self, assignment: Any, generation: int) -> None:
+    @_ClassUsable
+    def on_assignment(self, assignment: Any, generation: int | None = None) -> None:
+        if generation is None:  # kafka-python 2.x does not pass it
+            generation = _caller_generation(self)
         owned: dict[str, list[int]] = {}
         for tp in assignment.partitions():
             owned.setdefault(tp.topic, []).append(tp.partition)
@@ -170,15 +234,21 @@ class KafkaPythonAssignor(AbstractPartitionAssignor):  # type: ignore[misc]
                 state = self._own_state
         state.owned, state.generation = {}, UNKNOWN_GENERATION
 
-    def assign(self, cluster: Any, members: Sequence[Any]) -> dict[str, ConsumerProtocolAssignment]:
+    @_ClassUsable
+    def assign(self, cluster: Any, members: Sequence[Any] | Mapping[str, Any]) -> dict[str, Any]:
         state = self._state()
         with gc_paused():
             sent = self._assign(state, cluster, members)
         self._last_report = state.leader.last_report
         return _to_wire(sent)
 
-    def _assign(self, state: _ConsumerState, cluster: Any, members: Sequence[Any]) -> Assignment:
-        wire = [_wire_member(m) for m in members]
+    def _assign(
+        self, state: _ConsumerState, cluster: Any, members: Sequence[Any] | Mapping[str, Any]
+    ) -> Assignment:
+        if isinstance(members, Mapping):  # kafka-python 2.x: {member_id: decoded subscription}
+            wire = [_wire_member_v0(m, md) for m, md in members.items()]
+        else:
+            wire = [_wire_member(m) for m in members]
         racks = self.uses_replica_racks and any(w.rack for w in wire)
         topics = _topic_specs(cluster, wire, racks)
         return state.leader.assign(
@@ -256,6 +326,23 @@ def _wire_member(member: Any) -> WireMember:
     )
 
 
+def _wire_member_v0(member_id: str, md: Any) -> WireMember:
+    """A member as kafka-python 2.x's leader sees it: the version-0 fields only.
+
+    2.x decodes every subscription with the version-0 schema, so a kafka-python 3
+    member's owned partitions, generation and rack are not read here (``version`` says
+    which fields were read, whatever version the member sent).
+    """
+    return WireMember(
+        member_id=member_id,
+        instance_id=getattr(md, "group_instance_id", None),  # 2.3+
+        topics=subscription_topics(md),
+        owned={},
+        user_data=md.user_data,
+        version=0,
+    )
+
+
 def _topic_specs(
     cluster: Any, wire: Sequence[WireMember], racks: bool = False
 ) -> dict[str, TopicSpec]:
@@ -283,7 +370,7 @@ def _topic_specs(
     return specs
 
 
-def _to_wire(sent: Assignment) -> dict[str, ConsumerProtocolAssignment]:
+def _to_wire(sent: Assignment) -> dict[str, Any]:
     """kafka-python's wire assignments, with no user data.
 
     The broker converts a live classic group to a KIP-848 consumer group (a member joining
@@ -292,9 +379,44 @@ def _to_wire(sent: Assignment) -> dict[str, ConsumerProtocolAssignment]:
     as GROUP_ID_NOT_FOUND.  Nothing of ours reads it back, so none is sent.
     """
     return {
-        member: ConsumerProtocolAssignment(0, sorted(by_topic.items()), b"")
+        member: _ASSIGNMENT(0, sorted(by_topic.items()), b"")
         for member, by_topic in sent.items()
     }
+
+
+_noted_eager: set[str] = set()
+_noted_lock = threading.Lock()
+
+
+def _note_eager_only(name: str) -> None:
+    """Say once per process and strategy that a cooperative strategy runs eager here."""
+    with _noted_lock:
+        if name in _noted_eager:
+            return
+        _noted_eager.add(name)
+    log.warning(
+        "%s: kafka-python %s has no cooperative rebalance protocol (kafka-python 3 has); "
+        "this consumer runs it eager: every rebalance revokes all its partitions",
+        name, ".".join(map(str, KAFKA_PYTHON_VERSION)),
+    )
+
+
+def _caller_generation(assignor: object) -> int:
+    """The generation kafka-python 2.x's coordinator is completing a join with.
+
+    Its ``_on_join_complete(generation, member_id, protocol, ...)`` calls
+    ``on_assignment(assignment)`` without it; the argument is in that frame.
+    """
+
+    def read(f: dict[str, Any]) -> int | None:
+        generation = f.get("generation")
+        owner = f.get("self")
+        if isinstance(generation, int) and owner is not None and owner is not assignor:
+            return generation
+        return None
+
+    found = caller_value(read, depth=4)
+    return found if isinstance(found, int) else UNKNOWN_GENERATION
 
 
 def _consumer_protocol_mode() -> str | None:

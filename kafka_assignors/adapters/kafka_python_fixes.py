@@ -18,7 +18,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from .kafka_python_runtime import install
+from .kafka_python_compat import KAFKA_PYTHON_2
 
 log = logging.getLogger("kafka_assignors")
 
@@ -30,6 +30,11 @@ def patch_rejoin_hang(consumer: Any) -> bool:
     look like kafka-python 3's, so upgrading kafka-python cannot break a consumer that
     calls this.
     """
+    if KAFKA_PYTHON_2:  # the hang is kafka-python 3's (one IO thread runs the join)
+        log.info("patch_rejoin_hang: not needed on kafka-python 2.x; not patched")
+        return False
+    from .kafka_python_runtime import install  # built on kafka-python 3's internals
+
     coordinator = getattr(consumer, "_coordinator", None)
     if coordinator is None:
         log.warning("patch_rejoin_hang: %s has no kafka-python 3 coordinator; not patched",

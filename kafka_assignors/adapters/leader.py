@@ -27,7 +27,7 @@ from ..core.model import (
 )
 from ..core.names import some_ids
 from ..core.validate import validate_assignment
-from .user_data import decode_user_data
+from .user_data import RESERVED_FIELDS, decode_user_data, read_ownership
 
 log = logging.getLogger("kafka_assignors")
 
@@ -41,6 +41,8 @@ MODE_COOPERATIVE = "cooperative"
 #: ConsumerProtocolSubscription versions: 1 added owned partitions, 2 their
 #: generation, 3 the rack.  The leader reads these and warns about others.
 KNOWN_SUBSCRIPTION_VERSIONS = (0, 1, 2, 3)
+#: Versions whose own fields date the owned partitions; for others the user data does.
+_DATED_OWNERSHIP = (2, 3)
 
 
 @dataclass(slots=True)
@@ -173,10 +175,19 @@ class Leader:
             fields = decode_user_data(w.user_data)
             owned: Mapping[str, Sequence[int]] = w.owned
             generation = w.generation
+            carried = None
             if fields is None:
                 odd.setdefault(_UNREADABLE, []).append(w.member_id)
                 fields, owned = {}, {}
-            if w.version is not None and w.version not in KNOWN_SUBSCRIPTION_VERSIONS:
+            else:
+                carried = read_ownership(fields)
+                if not RESERVED_FIELDS.isdisjoint(fields):
+                    fields = {k: v for k, v in fields.items() if k not in RESERVED_FIELDS}
+            if carried is not None and w.version not in _DATED_OWNERSHIP:
+                # version 0 (kafka-python 2.x, aiokafka, or any member as a 2.x leader reads
+                # it) and version 1 (undated): the user data says what it owns, and since when
+                owned, generation = carried
+            elif w.version is not None and w.version not in KNOWN_SUBSCRIPTION_VERSIONS:
                 odd.setdefault(_UNKNOWN_VERSION, []).append(w.member_id)
                 owned = {}
             elif w.version == 0:
@@ -187,10 +198,11 @@ class Leader:
             if not w.topics:
                 odd.setdefault(_NO_TOPICS, []).append(w.member_id)
             mode = fields.get("mode")
-            if cooperative and mode != MODE_EAGER and w.owned:
+            held, held_since = (owned, generation) if owned else (w.owned, w.generation)
+            if cooperative and mode != MODE_EAGER and held:
                 # An eager member revoked everything before joining; anyone else may
                 # still hold what it reports, so it must let go before a new owner gets it.
-                holding[w.member_id] = (w.generation, w.owned)
+                holding[w.member_id] = (held_since, held)
             if not owned and w.instance_id is not None and w.instance_id in self._static_memory:
                 owned = self._static_memory[w.instance_id]
                 generation = UNKNOWN_GENERATION

@@ -7,7 +7,7 @@ to ``None`` so the leader can warn and carry on.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 MAGIC = b"kas1"
 
@@ -30,3 +30,35 @@ def decode_user_data(raw: object) -> dict[str, object] | None:
     except (ValueError, UnicodeDecodeError):
         return None
     return value if isinstance(value, dict) else None
+
+
+#: Keys our adapter adds to every subscription's user data (strategies never see them):
+#: the partitions the member owns and the generation it got them in.  Version-0
+#: subscriptions (kafka-python 2.x, aiokafka) have no other place for them, and a
+#: kafka-python 2.x leader reads only the version-0 fields of anyone's subscription, so
+#: they travel here as kafka-python's own ``sticky`` carries them (``StickyAssignorUserData``).
+OWNED_FIELD = "owned"
+GENERATION_FIELD = "generation"
+RESERVED_FIELDS = frozenset({OWNED_FIELD, GENERATION_FIELD})
+
+
+def ownership_fields(owned: Mapping[str, Sequence[int]], generation: int) -> dict[str, object]:
+    """The user data fields that carry a member's owned partitions and their generation."""
+    return {OWNED_FIELD: {t: sorted(ps) for t, ps in sorted(owned.items()) if ps},
+            GENERATION_FIELD: generation}
+
+
+def read_ownership(fields: Mapping[str, object]) -> tuple[dict[str, list[int]], int] | None:
+    """(owned partitions, generation) from decoded user data; None if absent or malformed."""
+    owned, generation = fields.get(OWNED_FIELD), fields.get(GENERATION_FIELD)
+    if not isinstance(owned, dict) or not isinstance(generation, int):
+        return None
+    out: dict[str, list[int]] = {}
+    for topic, partitions in owned.items():
+        if not isinstance(partitions, list) or not all(
+            isinstance(p, int) and not isinstance(p, bool) and p >= 0 for p in partitions
+        ):
+            return None
+        if partitions:
+            out[str(topic)] = sorted(set(partitions))
+    return out, generation

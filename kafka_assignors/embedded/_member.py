@@ -22,8 +22,8 @@ import traceback
 from collections.abc import Callable
 from typing import Any, TextIO
 
+from ..adapters.kafka_python_compat import KAFKA_PYTHON_2
 from ..adapters.kafka_python_fixes import patch_rejoin_hang
-from ..adapters.kafka_python_runtime import OPT_OUT_ENV, runtime_status
 from .events import MemberConfig
 
 SUMMARY_CHARS = 100
@@ -79,19 +79,28 @@ def group_snapshot(consumer: Any) -> dict[str, Any]:
 
     kafka-python 3.0.12 has no public accessor for the chosen protocol: it lives in
     the coordinator's Generation (``generation_if_stable().protocol``), which is set
-    once JoinGroup/SyncGroup complete.
+    once JoinGroup/SyncGroup complete.  kafka-python 2.x has no ``group_metadata()``:
+    its coordinator's ``_generation`` and ``state`` say the same.
     """
-    md = consumer.group_metadata()
-    coordinator = getattr(consumer, "_coordinator", None)
+    coordinator: Any = getattr(consumer, "_coordinator", None)
+    if hasattr(consumer, "group_metadata"):
+        md = consumer.group_metadata()
+        generation_id, member_id, raw_state = md.generation_id, md.member_id, md.state
+    else:
+        current = coordinator._generation
+        generation_id, member_id = current.generation_id, current.member_id
+        raw_state = coordinator.state
     protocol = None
     if coordinator is not None:
-        generation = coordinator.generation_if_stable()
+        # (kafka-python 2.0 names it generation(); 2.1 renamed it)
+        if_stable = getattr(coordinator, "generation_if_stable", None) or coordinator.generation
+        generation = if_stable()
         protocol = getattr(generation, "protocol", None) if generation is not None else None
     # MemberState values are strings like '<stable>'; report STABLE/REBALANCING/UNJOINED.
-    state = str(getattr(md, "state", "")).strip("<>").upper() or "UNKNOWN"
+    state = str(raw_state or "").strip("<>").upper() or "UNKNOWN"
     return {
-        "generation": int(md.generation_id),
-        "member_id": str(md.member_id),
+        "generation": int(generation_id),
+        "member_id": str(member_id),
         "state": state,
         "protocol": protocol,
         "assignment": _partitions(consumer.assignment()),
@@ -228,14 +237,18 @@ def run(cfg: MemberConfig, emitter: Emitter) -> int:
         )
 
     listener = _make_listener(emitter, cfg.revoke_delay_ms)
-    if not cfg.runtime:
+    if not cfg.runtime and not KAFKA_PYTHON_2:  # (the runtime is kafka-python 3's only)
+        from ..adapters.kafka_python_runtime import OPT_OUT_ENV
+
         os.environ[OPT_OUT_ENV] = "off"  # the documented opt-out, as a user would set it
+    # (kafka-python 2.2 has no static membership: the option only when it is used)
+    static = {"group_instance_id": cfg.group_instance_id} if cfg.group_instance_id else {}
     # configured as the README tells users: nothing to call after construction
     consumer = KafkaConsumer(
         bootstrap_servers=cfg.bootstrap.split(","),
         group_id=cfg.group_id,
         client_id=cfg.name,
-        group_instance_id=cfg.group_instance_id,
+        **static,
         partition_assignment_strategy=resolve_strategies(cfg.strategies),
         session_timeout_ms=cfg.session_timeout_ms,
         heartbeat_interval_ms=cfg.heartbeat_interval_ms,
@@ -246,7 +259,7 @@ def run(cfg: MemberConfig, emitter: Emitter) -> int:
         **cfg.consumer_config,
     )
     listener.consumer = consumer
-    if cfg.runtime and runtime_status(consumer._coordinator) is None:
+    if cfg.runtime and not KAFKA_PYTHON_2 and _runtime_missing(consumer):
         # kafka-python's own strategies (range, roundrobin, sticky): the README's advice for
         # them is the join fix alone; consumers of our assignors already have the runtime
         patch_rejoin_hang(consumer)
@@ -302,6 +315,12 @@ def run(cfg: MemberConfig, emitter: Emitter) -> int:
     consumer.close(autocommit=cfg.commit == "auto", timeout_ms=cfg.close_timeout_ms)
     emitter.emit("closed")
     return 0
+
+
+def _runtime_missing(consumer: Any) -> bool:
+    from ..adapters.kafka_python_runtime import runtime_status  # kafka-python 3 only
+
+    return runtime_status(consumer._coordinator) is None
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -66,6 +66,9 @@ class MemberConfig:
     #: (KAFKA_ASSIGNORS_KAFKA_PYTHON_RUNTIME=off): kafka-python's own join handling and poll()
     runtime: bool = True
     consumer_config: dict[str, Any] = field(default_factory=dict)
+    #: the interpreter that runs this member (None: the runner's own); one from another
+    #: venv (another kafka-python) imports this checkout and nothing else of the runner's
+    python: str | None = None
 
     def to_json(self) -> str:
         return json.dumps(asdict(self))

@@ -61,9 +61,18 @@ class _Member:
     reader: threading.Thread
 
 
-def _child_env() -> dict[str, str]:
-    """The parent's environment, with its sys.path so 'module:Attr' strategies import."""
+def _child_env(python: str | None = None) -> dict[str, str]:
+    """The parent's environment, with its sys.path so 'module:Attr' strategies import.
+
+    For another interpreter (another venv, another kafka-python): the directory holding
+    this package and the working directory only, never the parent's site-packages.
+    """
     env = dict(os.environ)
+    if python is not None:
+        package_root = str(Path(__file__).resolve().parent.parent.parent)
+        env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys([package_root, os.getcwd()]))
+        env["PYTHONUNBUFFERED"] = "1"
+        return env
     paths = [p or os.getcwd() for p in sys.path]
     if env.get("PYTHONPATH"):
         paths.append(env["PYTHONPATH"])
@@ -126,13 +135,14 @@ class GroupRunner(Closing):
         log_file = open(log_path, "w", encoding="utf-8")  # noqa: SIM115 (owned by the child)
         try:
             proc = subprocess.Popen(
-                [sys.executable, "-u", "-m", "kafka_assignors.embedded._member", cfg.to_json()],
+                [cfg.python or sys.executable, "-u", "-m", "kafka_assignors.embedded._member",
+                 cfg.to_json()],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=log_file,
                 text=True,
                 encoding="utf-8",
-                env=_child_env(),
+                env=_child_env(cfg.python),
             )
         finally:
             log_file.close()

@@ -19,12 +19,7 @@ from dataclasses import dataclass, field
 from types import SimpleNamespace
 from typing import Any
 
-from kafka.coordinator.assignors.abstract import RebalanceProtocol
-from kafka.protocol.consumer.metadata import (
-    ConsumerProtocolAssignment,
-    ConsumerProtocolSubscription,
-)
-
+from ..adapters.kafka_python_compat import RebalanceProtocol, wire_types
 from ..core.model import Assignment
 from .metrics import Weigher, balance, movement
 from .registry import new_instance, resolve_assignor
@@ -35,6 +30,10 @@ from .scenario import (
     Scenario,
     SimMember,
 )
+
+# kafka-python 3's messages (the simulator runs on kafka-python 3; on 2.x this module still
+# imports, as the member processes of kafka_assignors.embedded need its registry)
+ConsumerProtocolSubscription, ConsumerProtocolAssignment = wire_types()
 
 #: Rounds after which a cooperative rebalance that keeps revoking is cut short.
 MAX_ROUNDS = 4

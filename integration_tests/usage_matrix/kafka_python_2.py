@@ -1,0 +1,41 @@
+"""kafka-python 2.3's cells (eager: 2.x has no cooperative protocol), ours beside 2.3 alone.
+
+The same member script and cells as kafka-python 3 (``kafka_python.py``), run by the Python
+of a venv holding kafka-python 2.3.3 (``integration_tests.client_venvs``; this checkout
+through ``PYTHONPATH``). Ours: ``BalancedStickyAssignor``; alone: kafka-python 2.3.3's
+``RangePartitionAssignor``, each passed as the README's one line does.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..client_venvs import kafka_python_venv
+from .kafka_python import BASE_OPTIONS, CELLS
+from .kafka_python import client as kafka_python_3
+from .plans import Client
+
+VERSION = "2.3.3"
+#: kafka-python 2.x probes the broker's version inside ``KafkaConsumer(...)`` with a 2 s
+#: timeout (``api_version_auto_timeout_ms``), which a loaded 2-core machine misses now and
+#: then: NoBrokersAvailable before any assignor runs, on either side. Both sides get 30 s.
+OPTIONS = {**BASE_OPTIONS, "api_version_auto_timeout_ms": 30_000}
+
+
+def describe() -> dict[str, Any]:
+    """The kafka-python the members run (the consumer runtime is kafka-python 3's only)."""
+    return {"kafka-python": VERSION, "consumer runtime": "none (kafka-python 3 only)"}
+
+
+def client() -> Client:
+    eager = kafka_python_3().strategies["eager"]
+    return Client(
+        name="kafka-python-2",
+        version=VERSION,
+        script=kafka_python_3().script,
+        strategies={"eager": eager},
+        cells=CELLS,
+        base_options=OPTIONS,
+        describe=describe,
+        python=str(kafka_python_venv(VERSION)),
+    )
