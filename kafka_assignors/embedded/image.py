@@ -53,6 +53,12 @@ def image_for_version(version: str) -> str:
     return f"{IMAGE_REPOSITORY}:{version}"
 
 
+def version_of_image(image: str) -> str | None:
+    """The Apache Kafka version an image tag names (``...kafka:3.9.2`` -> "3.9.2"), if any."""
+    found = re.search(r":(\d+\.\d+\.\d+)$", image)
+    return found.group(1) if found else None
+
+
 def built_image_tag() -> str:
     """The tag docker/build-image.sh builds (KAFKA_ASSIGNORS_BUILD_IMAGE, else per version)."""
     return os.environ.get(BUILD_TAG_ENV, "").strip() or image_for_version(kafka_version())
