@@ -13,7 +13,7 @@ PYTEST_TIMEOUT ?= 600
 PYTEST_ARGS ?=
 DEMO_ARGS ?=
 
-.PHONY: help demo test lint typecheck unit integration bootstrap venv image clean java-test jar
+.PHONY: help demo test lint typecheck unit integration bootstrap venv image clean java-test jar compat
 
 help:
 	@sed -n 's/^#   //p' Makefile
@@ -50,6 +50,12 @@ java-test:
 
 jar:
 	@scripts/broker-assignor.sh package
+
+# The compatibility matrix, every cell (other Kafka and client versions); writes
+# docs/compat/results.json and the README's table. COMPAT_ARGS="-k aiokafka" runs a part.
+COMPAT_ARGS ?=
+compat:
+	@scripts/compat-matrix.sh $(COMPAT_ARGS)
 
 unit: venv
 	$(PY) -m pytest unit_tests $(PYTEST_ARGS)

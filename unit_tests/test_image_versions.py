@@ -20,5 +20,5 @@ def test_each_kafka_version_has_its_own_tag(monkeypatch: pytest.MonkeyPatch) -> 
 @pytest.mark.parametrize("bad", ["4.0", "latest", "4.0.2; rm -rf /", ""])
 def test_a_malformed_version_is_refused(bad: str) -> None:
     """Only MAJOR.MINOR.PATCH names a version (it becomes a tag and a Maven version)."""
-    with pytest.raises(ValueError, match="MAJOR.MINOR.PATCH"):
+    with pytest.raises(ValueError, match=r"MAJOR\.MINOR\.PATCH"):
         image.image_for_version(bad)

@@ -31,15 +31,6 @@ from ..conftest import BrokerHandle, byo_bootstrap
 from .matrix import DEFAULT_KAFKA, RESULTS_ENV, cell_of, default_version, full_run
 
 
-def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line(
-        "markers", "compat(component, column): a cell of the compatibility matrix"
-    )
-    config.addinivalue_line(
-        "markers", "compat_full_only: run by scripts/compat-matrix.sh only, not make test"
-    )
-
-
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Leave out the default versions' cells (already covered by the suite) and the
     full-only ones, unless this is a full run."""

@@ -47,6 +47,7 @@ NOT_RUN: dict[tuple[str, str, str], str] = {
     (BROKER, "3.", "jar"): "n/a: no plugin api before 4.0",
     (BROKER, "4.", "eager"): "not run (oldest and newest 4.x only)",
     (BROKER, "4.", "cooperative"): "not run (oldest and newest 4.x only)",
+    ("confluent-kafka", "2.6.", "KIP-848"): "not run: librdkafka's KIP-848 is GA from 2.12",
     ("confluent-kafka", "", "jar"): "see KIP-848 (the broker's jar assigns)",
     ("aiokafka", "", "cooperative"): "n/a: aiokafka has no cooperative protocol",
     ("aiokafka", "", "KIP-848"): "n/a: aiokafka has no consumer protocol",
