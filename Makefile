@@ -14,7 +14,7 @@ PYTEST_ARGS ?=
 DEMO_ARGS ?=
 
 .PHONY: help demo test lint typecheck unit integration bootstrap venv image clean java-test jar \
-	kafka-python-versions
+	kafka-python-versions compat
 
 help:
 	@sed -n 's/^#   //p' Makefile
@@ -65,6 +65,12 @@ KAFKA_PYTHON_2X_TESTS := unit_tests/test_kafka_python_versions.py unit_tests/tes
 unit-kafka-python-2: venv
 	@for v in $(KAFKA_PYTHON_2X); do echo "== unit tests on kafka-python $$v"; \
 	$(PY) -m integration_tests.client_venvs pytest $$v -q $(KAFKA_PYTHON_2X_TESTS) || exit 1; done
+
+# The compatibility matrix, every cell (other Kafka and client versions); writes
+# docs/compat/results.json and the README's table. COMPAT_ARGS="-k aiokafka" runs a part.
+COMPAT_ARGS ?=
+compat:
+	@scripts/compat-matrix.sh $(COMPAT_ARGS)
 
 unit: venv
 	$(PY) -m pytest unit_tests $(PYTEST_ARGS)

@@ -2,6 +2,7 @@
 # Builds the KRaft Apache Kafka broker image without any container registry.
 #
 #   docker/build-image.sh [--force]
+#   KAFKA_VERSION=3.9.2 docker/build-image.sh     any Apache Kafka >= 3.9 on Maven Central
 #
 # Steps (each cached under ${XDG_CACHE_HOME:-$HOME/.cache}/kafka-assignors/):
 #   1. scripts/ensure-docker.sh (installs/starts the engine when needed).
@@ -11,15 +12,18 @@
 #      taken from this machine's apt sources), slimmed, kept as a rootfs tarball,
 #      then `docker import`ed.
 #   4. Kafka jars from Maven Central with `mvn dependency:copy-dependencies`
-#      (docker/kafka-jars/{broker,tools}/pom.xml), kept per pom hash.
-#   5. Our broker-side assignor (broker-assignor/, `mvn package`; its tests run in `make
-#      test`), kept per source hash, added to the broker's libs/ and listed first in
-#      group.consumer.assignors by entrypoint.sh.
+#      (docker/kafka-jars/broker/pom.xml with -Dkafka.version=KAFKA_VERSION, kept per pom
+#      hash and version; docker/kafka-jars/tools/pom.xml, one tools set for every version).
+#   5. Our broker-side assignor (broker-assignor/, `mvn package` against the oldest 4.x
+#      api, so one jar serves every 4.x; its tests run in `make test`), kept per source
+#      hash, added to the broker's libs/ (Kafka >= 4.0 only: 3.x has no plugin api) and
+#      listed first in group.consumer.assignors by entrypoint.sh.
 #   6. `docker build` of docker/Dockerfile FROM the local base (legacy builder, COPY
 #      steps only: no pull, no network).
 #
 # Environment:
-#   KAFKA_ASSIGNORS_BUILD_IMAGE    tag to build (default kafka-assignors/kafka:4.4.0)
+#   KAFKA_VERSION                  Apache Kafka version of the broker (default 4.4.0)
+#   KAFKA_ASSIGNORS_BUILD_IMAGE    tag to build (default kafka-assignors/kafka:KAFKA_VERSION)
 #   KAFKA_ASSIGNORS_BASE_IMAGE     tag of the base image (default kafka-assignors/base:bookworm-jre17)
 #   KAFKA_ASSIGNORS_DEBIAN_MIRROR  Debian mirror URL for debootstrap (default: from apt sources)
 set -euo pipefail
@@ -27,7 +31,9 @@ set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO=$(dirname "$HERE")
 CACHE_DIR="${XDG_CACHE_HOME:-$HOME/.cache}/kafka-assignors"
-IMAGE="${KAFKA_ASSIGNORS_BUILD_IMAGE:-kafka-assignors/kafka:4.4.0}"
+DEFAULT_KAFKA_VERSION=4.4.0
+KAFKA_VERSION="${KAFKA_VERSION:-$DEFAULT_KAFKA_VERSION}"
+IMAGE="${KAFKA_ASSIGNORS_BUILD_IMAGE:-kafka-assignors/kafka:$KAFKA_VERSION}"
 BASE_RECIPE="debootstrap minbase bookworm openjdk-17-jre-headless v1"
 BASE_IMAGE="${KAFKA_ASSIGNORS_BASE_IMAGE:-kafka-assignors/base:bookworm-jre17}"
 BASE_TAR="$CACHE_DIR/base-bookworm-jre17.tar"
@@ -40,6 +46,16 @@ die() { say "ERROR: $*"; exit 1; }
 # shellcheck source=scripts/lib.sh
 source "$REPO/scripts/lib.sh"
 started=$SECONDS
+
+[[ "$KAFKA_VERSION" =~ ^([0-9]+)\.([0-9]+)\.[0-9]+$ ]] \
+    || die "KAFKA_VERSION=$KAFKA_VERSION: expected MAJOR.MINOR.PATCH (e.g. 3.9.2, 4.0.2)"
+KAFKA_MAJOR=${BASH_REMATCH[1]}
+KAFKA_MINOR=${BASH_REMATCH[2]}
+((KAFKA_MAJOR > 3 || (KAFKA_MAJOR == 3 && KAFKA_MINOR >= 9))) \
+    || die "KAFKA_VERSION=$KAFKA_VERSION: this image supports Apache Kafka 3.9 and later"
+# The KIP-848 plugin api (org.apache.kafka.coordinator.group.api.assignor) exists from 4.0.
+WITH_ASSIGNOR=0
+((KAFKA_MAJOR >= 4)) && WITH_ASSIGNOR=1
 
 "$REPO/scripts/ensure-docker.sh"
 mkdir -p "$CACHE_DIR"
@@ -59,7 +75,8 @@ recipe_hash() {
     (
         cd "$HERE"
         echo "$BASE_RECIPE"
-        echo "broker-assignor $ASSIGNOR_HASH"
+        echo "kafka $KAFKA_VERSION"
+        ((WITH_ASSIGNOR)) && echo "broker-assignor $ASSIGNOR_HASH"
         find Dockerfile entrypoint.sh build-image.sh config bin kafka-jars -type f -print0 \
             | LC_ALL=C sort -z | xargs -0 sha256sum
     ) | sha256sum | cut -c1-16
@@ -167,30 +184,41 @@ if [[ "$base_current" != "$BASE_RECIPE" ]]; then
 fi
 
 # ---- 4. Kafka jars -------------------------------------------------------------------------
-POM_HASH=$(cat "$HERE/kafka-jars/broker/pom.xml" "$HERE/kafka-jars/tools/pom.xml" | sha256sum | cut -c1-16)
-JARS="$CACHE_DIR/jars-$POM_HASH"
-if [[ ! -f "$JARS/.complete" ]]; then
+# jars-<pom hash>-<version>/libs (the broker) and tools-<pom hash>/tools-libs (one set of
+# command line tools, on their own classpath, for every broker version).
+fetch_jars() {  # fetch_jars POM DEST_DIR [MVN_ARGS...]: copy a pom's runtime jars to DEST_DIR
+    local pom=$1 dest=$2 t0=$SECONDS
+    shift 2
     command -v mvn >/dev/null 2>&1 || apt_install maven
     command -v mvn >/dev/null 2>&1 || die "mvn (Maven) not found even after installing Debian's maven"
-    t0=$SECONDS
-    say "resolving Kafka jars from Maven Central ..."
-    rm -rf "$JARS"
-    for part in broker:libs tools:tools-libs; do
-        timeout 900 mvn -B -f "$HERE/kafka-jars/${part%%:*}/pom.xml" dependency:copy-dependencies \
-            -DincludeScope=runtime -DoutputDirectory="$JARS/${part#*:}" \
-            >"$CACHE_DIR/mvn.log" 2>&1 || {
-            grep -E 'ERROR|BUILD' "$CACHE_DIR/mvn.log" | head -n 20 >&2
-            die "mvn dependency:copy-dependencies failed for kafka-jars/${part%%:*}/pom.xml (see $CACHE_DIR/mvn.log)"
-        }
-    done
-    touch "$JARS/.complete"
-    find "$CACHE_DIR" -maxdepth 1 -name 'jars-*' ! -name "jars-$POM_HASH" -exec rm -rf {} +
-    say "jars cached: $JARS ($(du -sh "$JARS" | cut -f1), $((SECONDS - t0)) s)"
-fi
+    say "resolving ${pom#"$HERE"/} $* from Maven Central ..."
+    rm -rf "$dest" "$dest.tmp"
+    mkdir -p "$(dirname "$dest")"
+    timeout 900 mvn -B -f "$pom" dependency:copy-dependencies "$@" \
+        -DincludeScope=runtime -DoutputDirectory="$dest.tmp" >"$dest.log" 2>&1 || {
+        grep -E 'ERROR|BUILD' "$dest.log" | head -n 20 >&2
+        rm -rf "$dest.tmp"
+        die "mvn dependency:copy-dependencies failed for ${pom#"$HERE"/} $* (see $dest.log)"
+    }
+    mv "$dest.tmp" "$dest"
+    say "jars cached: $dest ($(du -sh "$dest" | cut -f1), $((SECONDS - t0)) s)"
+}
+BROKER_POM_HASH=$(sha256sum <"$HERE/kafka-jars/broker/pom.xml" | cut -c1-16)
+TOOLS_POM_HASH=$(sha256sum <"$HERE/kafka-jars/tools/pom.xml" | cut -c1-16)
+JARS="$CACHE_DIR/jars-$BROKER_POM_HASH-$KAFKA_VERSION"
+TOOLS="$CACHE_DIR/tools-$TOOLS_POM_HASH"
+[[ -d "$JARS/libs" ]] || fetch_jars "$HERE/kafka-jars/broker/pom.xml" "$JARS/libs" \
+    "-Dkafka.version=$KAFKA_VERSION"
+[[ -d "$TOOLS/tools-libs" ]] || fetch_jars "$HERE/kafka-jars/tools/pom.xml" "$TOOLS/tools-libs"
+# Drop the jars of earlier poms (other versions of the same pom stay).
+find "$CACHE_DIR" -maxdepth 1 \( -name 'jars-*-*' ! -name "jars-$BROKER_POM_HASH-*" \) \
+    -exec rm -rf {} + 2>/dev/null || true
+find "$CACHE_DIR" -maxdepth 1 \( -name 'tools-*' ! -name "tools-$TOOLS_POM_HASH" \) \
+    -exec rm -rf {} + 2>/dev/null || true
 
 # ---- 5. our broker-side assignor --------------------------------------------------------------
 ASSIGNOR_JAR="$CACHE_DIR/kafka-assignors-broker-$ASSIGNOR_HASH.jar"
-if [[ ! -s "$ASSIGNOR_JAR" ]]; then
+if ((WITH_ASSIGNOR)) && [[ ! -s "$ASSIGNOR_JAR" ]]; then
     command -v javac >/dev/null 2>&1 || apt_install openjdk-17-jdk-headless
     command -v mvn >/dev/null 2>&1 || apt_install maven
     t0=$SECONDS
@@ -214,8 +242,8 @@ fi
 CTX=$(mktemp -d "$CACHE_DIR/context.XXXXXX")
 TMP_DIRS+=("$CTX")
 cp -al "$JARS/libs" "$CTX/libs" 2>/dev/null || cp -a "$JARS/libs" "$CTX/libs"
-cp "$ASSIGNOR_JAR" "$CTX/libs/kafka-assignors-broker.jar"
-cp -al "$JARS/tools-libs" "$CTX/tools-libs" 2>/dev/null || cp -a "$JARS/tools-libs" "$CTX/tools-libs"
+((WITH_ASSIGNOR)) && cp "$ASSIGNOR_JAR" "$CTX/libs/kafka-assignors-broker.jar"
+cp -al "$TOOLS/tools-libs" "$CTX/tools-libs" 2>/dev/null || cp -a "$TOOLS/tools-libs" "$CTX/tools-libs"
 cp -a "$HERE/config" "$CTX/config"
 cp -a "$HERE/bin" "$CTX/bin"
 cp "$HERE/entrypoint.sh" "$CTX/bin/entrypoint.sh"
@@ -226,12 +254,13 @@ cp "$HERE/Dockerfile" "$CTX/Dockerfile"
 say "docker build $IMAGE (recipe $RECIPE) ..."
 DOCKER_BUILDKIT=0 timeout 900 docker build \
     --build-arg "BASE_IMAGE=$BASE_IMAGE" \
+    --build-arg "KAFKA_VERSION=$KAFKA_VERSION" \
     --label "$LABEL=$RECIPE" \
     --label "org.opencontainers.image.title=kafka-assignors Apache Kafka broker" \
-    --label "org.opencontainers.image.version=4.4.0" \
-    -t "$IMAGE" "$CTX" >"$CACHE_DIR/docker-build.log" 2>&1 || {
-    tail -n 30 "$CACHE_DIR/docker-build.log" >&2
-    die "docker build failed (see $CACHE_DIR/docker-build.log)"
+    --label "org.opencontainers.image.version=$KAFKA_VERSION" \
+    -t "$IMAGE" "$CTX" >"$CACHE_DIR/docker-build-$KAFKA_VERSION.log" 2>&1 || {
+    tail -n 30 "$CACHE_DIR/docker-build-$KAFKA_VERSION.log" >&2
+    die "docker build failed (see $CACHE_DIR/docker-build-$KAFKA_VERSION.log)"
 }
 # Drop the untagged leftovers of earlier recipes.
 docker image prune -f --filter "label=$LABEL" >/dev/null 2>&1 || true

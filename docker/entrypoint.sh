@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Entrypoint of the kafka-assignors broker image (KRaft mode, Apache Kafka 4.4).
+# Entrypoint of the kafka-assignors broker image (KRaft mode, Apache Kafka 3.9 or 4.x:
+# KAFKA_VERSION is set by the image, see build-image.sh).
 #
 # Configuration follows the official apache/kafka image's convention, so the same
 # container environment works with both images:
@@ -17,7 +18,11 @@
 #
 # Extras of this image (not in the official one):
 #   group.consumer.assignors defaults to our balanced-sticky, then uniform and range
-#                              (KAFKA_GROUP_CONSUMER_ASSIGNORS=uniform,range: Kafka's default)
+#                              (KAFKA_GROUP_CONSUMER_ASSIGNORS=uniform,range: Kafka's default);
+#                              on Kafka 3.9 it keeps Kafka's default: the jar needs the 4.x
+#                              plugin api, and 3.9 runs classic groups only unless
+#                              KAFKA_GROUP_COORDINATOR_REBALANCE_PROTOCOLS=classic,consumer
+#                              (KIP-848 early access there)
 #   STORAGE_FORMAT_EXTRA_ARGS  more arguments for `kafka-storage format`
 #                              (e.g. --add-scram 'SCRAM-SHA-256=[name=u,password=p]')
 #   KAFKA_HEAP_OPTS defaults to a small heap (-Xmx512m): we run up to 3 brokers on 2 cores.
@@ -41,6 +46,14 @@ default() {  # default NAME VALUE: export NAME=VALUE unless NAME is set and non-
         log "$1 not set, using default: $2"
     fi
 }
+
+# ---- the broker's version ----------------------------------------------------------------
+kafka_major=4
+if [[ "${KAFKA_VERSION:-}" =~ ^([0-9]+)\.([0-9]+)\. ]]; then
+    kafka_major=${BASH_REMATCH[1]}
+fi
+log "Apache Kafka ${KAFKA_VERSION:-(version not set, assuming 4.x)}"
+kafka4=false; ((kafka_major >= 4)) && kafka4=true
 
 # ---- defaults -------------------------------------------------------------------------
 default CLUSTER_ID "jegtZTWcSGGUu_b5Hmtjng"
@@ -82,12 +95,22 @@ default KAFKA_LOG_DIRS /var/lib/kafka/data
 default KAFKA_OFFSETS_TOPIC_REPLICATION_FACTOR 1
 default KAFKA_TRANSACTION_STATE_LOG_REPLICATION_FACTOR 1
 default KAFKA_TRANSACTION_STATE_LOG_MIN_ISR 1
-default KAFKA_SHARE_COORDINATOR_STATE_TOPIC_REPLICATION_FACTOR 1
-default KAFKA_SHARE_COORDINATOR_STATE_TOPIC_MIN_ISR 1
 default KAFKA_GROUP_INITIAL_REBALANCE_DELAY_MS 0
-# KIP-848 consumer groups: our balanced-sticky (libs/kafka-assignors-broker.jar) is the
-# default; clients may pick uniform or range with group.remote.assignor.
-default KAFKA_GROUP_CONSUMER_ASSIGNORS "io.github.kafkaassignors.broker.BalancedStickyAssignor,uniform,range"
+if $kafka4; then
+    # Share groups (KIP-932) have their own state topic from 4.0.
+    default KAFKA_SHARE_COORDINATOR_STATE_TOPIC_REPLICATION_FACTOR 1
+    default KAFKA_SHARE_COORDINATOR_STATE_TOPIC_MIN_ISR 1
+    # KIP-848 consumer groups: our balanced-sticky (libs/kafka-assignors-broker.jar) is the
+    # default; clients may pick uniform or range with group.remote.assignor.
+    default KAFKA_GROUP_CONSUMER_ASSIGNORS "io.github.kafkaassignors.broker.BalancedStickyAssignor,uniform,range"
+else
+    # Kafka 3.9: share-group settings are unknown there (dropped, so the log shows no
+    # warnings for them), and the jar is not in libs/.
+    unset KAFKA_SHARE_COORDINATOR_STATE_TOPIC_REPLICATION_FACTOR KAFKA_SHARE_COORDINATOR_STATE_TOPIC_MIN_ISR
+    if [[ "${KAFKA_GROUP_CONSUMER_ASSIGNORS:-}" == *io.github.kafkaassignors* ]]; then
+        die "KAFKA_GROUP_CONSUMER_ASSIGNORS names our assignor, which needs Kafka >= 4.0 (this is $KAFKA_VERSION)"
+    fi
+fi
 
 # ---- KAFKA_* -> server.properties ------------------------------------------------------
 NOT_PROPERTIES=" KAFKA_VERSION KAFKA_HEAP_OPTS KAFKA_LOG4J_OPTS KAFKA_OPTS KAFKA_JMX_OPTS \

@@ -407,6 +407,7 @@ def start_cluster(
     *,
     racks: Sequence[str | None] | None = None,
     image: str | None = None,
+    version: str | None = None,
     extra_env: Mapping[str, str] | None = None,
     timeout: float = START_TIMEOUT_S,
     attempts: int = 2,
@@ -415,7 +416,8 @@ def start_cluster(
     """Start ``size`` combined KRaft nodes (node ids 1..size, racks r1..rN) and wait until ready.
 
     ``image`` defaults to :func:`ensure_image` (ours, built if needed, or
-    ``KAFKA_ASSIGNORS_IMAGE``). ``extra_env`` adds/overrides container variables
+    ``KAFKA_ASSIGNORS_IMAGE``); ``version`` (e.g. "3.9.2") picks our image of that Apache
+    Kafka version instead. ``extra_env`` adds/overrides container variables
     (official-image convention, e.g. SASL listener settings). On failure each broker's
     log is printed to stderr and BrokerStartError is raised; a port collision with
     another process is retried with fresh ports. ``keep=True`` marks the containers as
@@ -427,7 +429,7 @@ def start_cluster(
     rack_list = list(racks) if racks is not None else [f"r{i}" for i in range(1, size + 1)]
     if len(rack_list) != size:
         raise ValueError(f"{size} brokers but {len(rack_list)} racks")
-    image = image or ensure_image()
+    image = image or ensure_image(version)
     with contextlib.suppress(Exception):
         reap_orphans()
     last_error: BrokerStartError | None = None
@@ -474,11 +476,18 @@ def start_single_broker(
     *,
     rack: str | None = "r1",
     image: str | None = None,
+    version: str | None = None,
     extra_env: Mapping[str, str] | None = None,
     timeout: float = START_TIMEOUT_S,
     keep: bool = False,
 ) -> KafkaCluster:
     """Start one combined broker+controller (a cluster of size 1)."""
     return start_cluster(
-        1, racks=[rack], image=image, extra_env=extra_env, timeout=timeout, keep=keep
+        1,
+        racks=[rack],
+        image=image,
+        version=version,
+        extra_env=extra_env,
+        timeout=timeout,
+        keep=keep,
     )

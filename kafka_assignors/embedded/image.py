@@ -2,21 +2,28 @@
 
 * ``KAFKA_ASSIGNORS_IMAGE`` (e.g. ``apache/kafka:4.1.0``) selects a ready-made image;
   nothing is built and Docker pulls it if needed (machines with a registry).
-* Otherwise the image is ours, ``kafka-assignors/kafka:4.4.0``, built without a
+* Otherwise the image is ours, ``kafka-assignors/kafka:<version>``, built without a
   registry by ``docker/build-image.sh`` from the repository checkout (cached, ~0.1 s
-  when up to date).
+  when up to date). The version is ``KAFKA_VERSION`` (the same variable the script
+  reads; default 4.4.0), or the one a caller asks for: ``ensure_image("3.9.2")`` builds
+  and returns ``kafka-assignors/kafka:3.9.2`` (any Apache Kafka >= 3.9 on Maven Central).
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import re
 import subprocess
+from collections.abc import Mapping
 from pathlib import Path
 
 log = logging.getLogger(__name__)
 
-DEFAULT_IMAGE = "kafka-assignors/kafka:4.4.0"
+DEFAULT_KAFKA_VERSION = "4.4.0"
+IMAGE_REPOSITORY = "kafka-assignors/kafka"
+DEFAULT_IMAGE = f"{IMAGE_REPOSITORY}:{DEFAULT_KAFKA_VERSION}"
+VERSION_ENV = "KAFKA_VERSION"  # read by docker/build-image.sh too
 IMAGE_ENV = "KAFKA_ASSIGNORS_IMAGE"
 BUILD_TAG_ENV = "KAFKA_ASSIGNORS_BUILD_IMAGE"  # the tag build-image.sh builds
 REPO_ENV = "KAFKA_ASSIGNORS_REPO"
@@ -34,9 +41,27 @@ def configured_image() -> str | None:
     return value or None
 
 
+def kafka_version() -> str:
+    """The broker version of the default image: ``KAFKA_VERSION``, else 4.4.0."""
+    return os.environ.get(VERSION_ENV, "").strip() or DEFAULT_KAFKA_VERSION
+
+
+def image_for_version(version: str) -> str:
+    """Our image's tag for one Apache Kafka version (``kafka-assignors/kafka:3.9.2``)."""
+    if not re.fullmatch(r"\d+\.\d+\.\d+", version):
+        raise ValueError(f"Kafka version {version!r}: expected MAJOR.MINOR.PATCH (e.g. 3.9.2)")
+    return f"{IMAGE_REPOSITORY}:{version}"
+
+
+def version_of_image(image: str) -> str | None:
+    """The Apache Kafka version an image tag names (``...kafka:3.9.2`` -> "3.9.2"), if any."""
+    found = re.search(r":(\d+\.\d+\.\d+)$", image)
+    return found.group(1) if found else None
+
+
 def built_image_tag() -> str:
-    """The tag docker/build-image.sh builds (KAFKA_ASSIGNORS_BUILD_IMAGE or the default)."""
-    return os.environ.get(BUILD_TAG_ENV, "").strip() or DEFAULT_IMAGE
+    """The tag docker/build-image.sh builds (KAFKA_ASSIGNORS_BUILD_IMAGE, else per version)."""
+    return os.environ.get(BUILD_TAG_ENV, "").strip() or image_for_version(kafka_version())
 
 
 def broker_image() -> str:
@@ -67,11 +92,14 @@ def repo_root() -> Path:
     )
 
 
-def _run_script(script: Path, timeout: float, what: str) -> None:
+def _run_script(
+    script: Path, timeout: float, what: str, env: Mapping[str, str] | None = None
+) -> None:
     log.info("running %s", script)
     try:
         proc = subprocess.run(
             ["bash", str(script)],
+            env=None if env is None else {**os.environ, **env},
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
@@ -109,13 +137,32 @@ def ensure_engine() -> None:
         ) from exc
 
 
-def ensure_image() -> str:
-    """Return the broker image to run, building ours first if needed (bounded)."""
+def ensure_image(version: str | None = None) -> str:
+    """Return the broker image to run, building ours first if needed (bounded).
+
+    With ``version``, always our image of that Apache Kafka version (built if needed);
+    ``KAFKA_ASSIGNORS_IMAGE`` applies to the default image only.
+    """
+    if version is not None:
+        tag = image_for_version(version)
+        _run_script(
+            repo_root() / "docker" / "build-image.sh",
+            BUILD_TIMEOUT_S,
+            f"broker image build (Kafka {version})",
+            env={VERSION_ENV: version, BUILD_TAG_ENV: tag},
+        )
+        return tag
     image = configured_image()
     if image is not None:
         ensure_engine()
         log.info("using %s=%s (not building)", IMAGE_ENV, image)
         return image
     # build-image.sh itself ensures the engine first.
-    _run_script(repo_root() / "docker" / "build-image.sh", BUILD_TIMEOUT_S, "broker image build")
-    return built_image_tag()
+    tag = built_image_tag()
+    _run_script(
+        repo_root() / "docker" / "build-image.sh",
+        BUILD_TIMEOUT_S,
+        "broker image build",
+        env={VERSION_ENV: kafka_version(), BUILD_TAG_ENV: tag},
+    )
+    return tag

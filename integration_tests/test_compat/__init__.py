@@ -1,0 +1,1 @@
+"""The compatibility matrix: the tests that matter for compatibility, on other versions."""
