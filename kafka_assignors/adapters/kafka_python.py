@@ -180,8 +180,7 @@ class KafkaPythonAssignor(AbstractPartitionAssignor):  # type: ignore[misc]
     def metadata(self, topics: Any) -> Any:
         if KAFKA_PYTHON_2:
             # no cooperative protocol and no consumer runtime there (kafka-python 3 only)
-            if self.cooperative:
-                _note_eager_only(self.name)
+            _note_kafka_python_2(self.name if self.cooperative else None)
             return self.subscription(topics, MODE_EAGER)
         install_runtime_for_caller(self)  # a coordinator built some other way: at its first join
         return self.subscription(topics, self.protocol_mode or _consumer_protocol_mode())
@@ -384,21 +383,27 @@ def _to_wire(sent: Assignment) -> dict[str, Any]:
     }
 
 
-_noted_eager: set[str] = set()
+_noted_eager: set[str | None] = set()
 _noted_lock = threading.Lock()
 
 
-def _note_eager_only(name: str) -> None:
-    """Say once per process and strategy that a cooperative strategy runs eager here."""
+def _note_kafka_python_2(cooperative_name: str | None) -> None:
+    """Say once per process that kafka-python 2.x gets no consumer runtime, and once per
+    cooperative strategy that it runs eager here."""
     with _noted_lock:
-        if name in _noted_eager:
-            return
-        _noted_eager.add(name)
-    log.warning(
-        "%s: kafka-python %s has no cooperative rebalance protocol (kafka-python 3 has); "
-        "this consumer runs it eager: every rebalance revokes all its partitions",
-        name, ".".join(map(str, KAFKA_PYTHON_VERSION)),
-    )
+        first = not _noted_eager
+        new = cooperative_name not in _noted_eager
+        _noted_eager.add(cooperative_name)
+    if first:
+        log.info("kafka-python %s: our assignors run eager; the consumer runtime (which "
+                 "fixes kafka-python 3's rebalance behaviour) is not installed",
+                 ".".join(map(str, KAFKA_PYTHON_VERSION)))
+    if cooperative_name is not None and new:
+        log.warning(
+            "%s: kafka-python %s has no cooperative rebalance protocol (kafka-python 3 has); "
+            "this consumer runs it eager: every rebalance revokes all its partitions",
+            cooperative_name, ".".join(map(str, KAFKA_PYTHON_VERSION)),
+        )
 
 
 def _caller_generation(assignor: object) -> int:
