@@ -39,6 +39,9 @@ class Cell:
     topics: int = 1
     partitions: int = 6
     slow: bool = False  # long-running: scheduled first
+    #: why the cell is recorded but not judged: the client alone cannot do it at all, so
+    #: both sides end in errors whose counts are a draw
+    not_judged: str = ""
 
 
 @dataclass(frozen=True)

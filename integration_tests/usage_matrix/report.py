@@ -95,7 +95,9 @@ def compact(pairs: Sequence[PairResult], client: str = "kafka-python") -> list[s
             coop = protocol == "cooperative"
             cells += [_short(p.ours, p.cell.clean, coop), _short(p.alone, p.cell.clean, coop)]
         verdicts = [f"**no** ({protocol})" for protocol, p in row.items() if p.worse]
-        lines.append(f"| {title} | {' | '.join(cells)} | {', '.join(verdicts) or 'yes'} |")
+        first = next(iter(row.values()))
+        verdict = ", ".join(verdicts) or ("not judged" if first.cell.not_judged else "yes")
+        lines.append(f"| {title} | {' | '.join(cells)} | {verdict} |")
     return lines
 
 
@@ -135,6 +137,8 @@ def markdown(pairs: Sequence[PairResult], meta: Mapping[str, Any]) -> str:
     for p in pairs:
         cooperative = p.protocol == "cooperative"
         verdict = "yes" if not p.worse else "**no**: " + "; ".join(p.worse)
+        if p.cell.not_judged:
+            verdict = f"not judged: {p.cell.not_judged}"
         lines.append(
             f"| {p.cell.title} | {p.protocol} | {p.ours.strategy}: "
             f"{_did(p.ours, p.cell.clean, cooperative)} | {p.alone.strategy}: "

@@ -103,7 +103,8 @@ def judge(pair: PairResult, broker_log: str | None) -> None:
                 if name not in result.expelled:
                     result.expelled.append(name)
     cooperative = pair.protocol == "cooperative"
-    pair.worse = worse(pair.ours, pair.alone, pair.cell.clean, pair.cell.slack_s)
+    if not pair.cell.not_judged:
+        pair.worse = worse(pair.ours, pair.alone, pair.cell.clean, pair.cell.slack_s)
     pair.alone_wrong = alone_wrong(pair.alone, pair.cell.clean, cooperative)
     if not pair.worse:
         pair.logs = {}
