@@ -27,7 +27,7 @@ from kafka.coordinator.assignors.abstract import RebalanceProtocol
 from ._callback_rules import CallbackRules
 from ._config import BridgeConfig, translate_config
 from ._errors import as_kafka_exception, state_error
-from ._membership import MembershipThread
+from ._membership import PATTERN_POLL_MS, POLL_MS, MembershipThread
 from ._offsets import Offsets, Progress, confluent_partitions, kafka_offsets, message_offsets
 from ._protocol_choice import Consumer
 from ._rebalance import Callback, OwnCalls, Rebalancer
@@ -136,6 +136,7 @@ class BridgedConsumer(CallbackRules, Consumer):
         self._rebalancer.on_revoke = callbacks.get("on_revoke")
         self._rebalancer.on_lost = callbacks.get("on_lost")
         client = self._membership.client
+        self._membership.join_poll_ms = PATTERN_POLL_MS if patterns else POLL_MS
         if patterns:
             pattern = "|".join(f"(?:{p})" for p in patterns)
             client.subscribe(pattern=pattern, listener=self._rebalancer)

@@ -45,6 +45,10 @@ log = logging.getLogger("kafka_assignors.confluent")
 
 #: How long one membership poll() waits while a (re)join is under way.
 POLL_MS = 200
+#: The same for a pattern subscription: before each join kafka-python asks for fresh metadata
+#: and waits for it within the poll's timeout, returning early (no join) when it is not there
+#: yet; on a loaded machine that round trip outlasts POLL_MS poll after poll.
+PATTERN_POLL_MS = 1000
 #: Pause between two polls while the member is stable: kafka-python only needs them to
 #: start a requested rejoin and to know the application is alive, and each poll wakes
 #: threads that compete with the application's for the GIL.  A rejoin request ends it
@@ -94,6 +98,8 @@ class MembershipThread:
         self._ticket = ticket
         self._fresh = fresh
         self._left_stalled = False
+        #: how long a poll waits while a (re)join is under way (PATTERN_POLL_MS for patterns)
+        self.join_poll_ms = POLL_MS
         self._error: BaseException | None = None
         patch_rejoin_hang(client)  # our assignors install it already; kafka-python's do not
         coordinator = getattr(client, "_coordinator", None)
@@ -228,7 +234,7 @@ class MembershipThread:
                 # a requested rejoin is polled for like one under way: a poll(timeout_ms=0)
                 # that cannot start it yet (coordinator unknown) must not spin
                 stable = self._settled()
-                self.client.poll(timeout_ms=0 if stable else POLL_MS)
+                self.client.poll(timeout_ms=0 if stable else self.join_poll_ms)
             except Exception as exc:
                 if isinstance(exc, kp_errors.KafkaError) and exc.retriable:
                     log.warning("membership client: %s (retrying)", exc)
