@@ -67,6 +67,7 @@ def main(argv: list[str] | None = None) -> int:
     stem = args.stem or f"usage_matrix_{client.name.replace('-', '_')}"
     if args.render is not None:
         data = json.loads(args.render.read_text())
+        data["meta"]["written again from the JSON at"] = _git("rev-parse", "--short", "HEAD")
         print(write(from_json(data, cells), data["meta"], args.out, stem))
         return 0
     if args.cells:

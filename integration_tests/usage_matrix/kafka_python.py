@@ -68,8 +68,11 @@ CELLS = (
     Cell("seek", "`seek()` back to a failed record to retry it (every 25th, once)", "seek"),
     Cell("close-during-rebalance", "`close()` while the group rebalances", "poll",
          plan="close-during-rebalance"),
+    # kafka-python's unsubscribe() sends its auto-commit asynchronously and leaves the group
+    # without waiting (the commit then fails with UNKNOWN_MEMBER_ID): the records read twice
+    # after it are a draw on both sides (alone 0-157 over seven runs), so not judged
     Cell("unsubscribe", "`unsubscribe()`, 2 s later `subscribe()` again", "poll",
-         plan="unsubscribe"),
+         plan="unsubscribe", clean=False),
     Cell("assign", "manual `assign()`; one member hands its half to a new one", "assign",
          plan="assign"),
 )
