@@ -9,7 +9,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=.venv/bin/python
-cache="${XDG_CACHE_HOME:-$HOME/.cache}/kafka-assignors/kafka-python-versions"
+# one set of venvs per checkout: each borrows that checkout's .venv (clones may run at once)
+checkout=$(pwd -P | sha1sum | cut -c1-12)
+cache="${XDG_CACHE_HOME:-$HOME/.cache}/kafka-assignors/kafka-python-versions/$checkout"
 if [[ $# -gt 0 ]]; then
     versions="$*"
 else

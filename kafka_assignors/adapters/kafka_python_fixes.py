@@ -1,4 +1,5 @@
-"""``patch_rejoin_hang``: the join fix of :mod:`.kafka_python_runtime` for any consumer.
+"""``patch_rejoin_hang``: the join and heartbeat fixes of :mod:`.kafka_python_runtime` for any
+consumer.
 
 Consumers whose ``partition_assignment_strategy`` holds one of our assignors get the
 whole runtime without calling anything. This function gives the join fix alone to a
@@ -35,7 +36,9 @@ def patch_rejoin_hang(consumer: Any) -> bool:
                     type(consumer).__name__)
         return False
     status = install(coordinator, keep_reading=False)
-    if not status.join_fix and not status.opted_out:
+    if status.untested_version is not None:
+        log.warning("patch_rejoin_hang: %s", status.describe())
+    elif not status.join_fix and not status.opted_out:
         log.warning("patch_rejoin_hang: %s's coordinator lacks %s; not patched",
                     type(consumer).__name__, ", ".join(status.missing))
     return status.join_fix

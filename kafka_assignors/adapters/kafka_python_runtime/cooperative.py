@@ -82,6 +82,8 @@ def install_cooperative(coordinator: Any) -> None:
     from kafka.coordinator.base import MemberState
     from kafka.protocol.consumer.metadata import ConsumerProtocolAssignment
 
+    from .join import generation_was_reset
+
     subscription = coordinator._subscription
 
     def cooperative() -> bool:
@@ -156,7 +158,7 @@ def install_cooperative(coordinator: Any) -> None:
 
     async def on_join_complete(generation: int, member_id: str, protocol: str,
                                assignment_bytes: bytes) -> None:
-        if not cooperative() or coordinator._generation.is_lost():
+        if not cooperative() or generation_was_reset(generation, member_id):
             # (a result whose generation was lost meanwhile is dropped by the join fix)
             return await original_complete(generation, member_id, protocol, assignment_bytes)
         assigned = set(ConsumerProtocolAssignment.decode(assignment_bytes).partitions())

@@ -68,6 +68,12 @@ def lost_mid_join(coordinator: Any) -> bool:
                 and coordinator._subscription.assigned_partitions())
 
 
+def generation_was_reset(generation: int, member_id: str) -> bool:
+    """True for a result kafka-python takes up with the no-generation sentinel's id or member:
+    it passes its current generation, which a heartbeat or commit reset after the JoinGroup."""
+    return generation < 0 or not member_id
+
+
 def forget_claims(coordinator: Any) -> None:
     """Our assignors stop announcing partitions this consumer no longer holds."""
     from ..kafka_python import KafkaPythonAssignor
@@ -171,7 +177,7 @@ def install_join_fix(coordinator: Any) -> None:
                                assignment: bytes) -> None:
         completed, state.completing = state.completing, False
         rejoin, state.rejoin_requested = state.rejoin_requested, False
-        if coordinator._generation.is_lost():
+        if generation_was_reset(generation, member_id):
             # a heartbeat learned meanwhile that the member was expelled: the assignment is
             # someone else's by now (Java: "rebalance failed since the generation/state was
             # modified by heartbeat thread")
