@@ -19,6 +19,7 @@ so neither can happen there. This tracker restores both guarantees:
 from __future__ import annotations
 
 import itertools
+import threading
 from collections.abc import Collection, Hashable
 from dataclasses import dataclass
 from typing import Any
@@ -37,31 +38,38 @@ class Commit:
 
 
 class CommitTracker:
-    """The commits of one consumer that have not finished yet, in the order they were issued."""
+    """The commits of one consumer that have not finished yet, in the order they were issued.
+
+    ``commit_async`` issues from the application's thread, sends run on kafka-python's IO
+    thread: the list is guarded by a lock.
+    """
 
     def __init__(self, new_future: Any) -> None:
         self._new_future = new_future  # builds a kafka.future.Future
         self._seq = itertools.count()
         self._open: list[Commit] = []
+        self._lock = threading.Lock()
 
     def _prune(self) -> None:
         self._open = [c for c in self._open if not c.done.is_done]
 
     def issued(self, offsets: Any, sent: Any = None) -> Commit:
         """An asynchronous commit was scheduled (its send has not started yet)."""
-        self._prune()
-        commit = Commit(next(self._seq), frozenset(offsets), offsets, self._new_future())
+        with self._lock:
+            self._prune()
+            commit = Commit(next(self._seq), frozenset(offsets), offsets, self._new_future())
+            self._open.append(commit)
         if sent is not None:  # the scheduled send finished (or failed before it started)
             sent.add_both(lambda _res: self.finish(commit))
-        self._open.append(commit)
         return commit
 
     def start(self, offsets: Any) -> Commit:
         """A send begins: the commit issued with these very offsets, or a new one (sync)."""
-        for commit in self._open:
-            if commit.offsets is offsets and not commit.started and not commit.done.is_done:
-                commit.started = True
-                return commit
+        with self._lock:
+            for commit in self._open:
+                if commit.offsets is offsets and not commit.started and not commit.done.is_done:
+                    commit.started = True
+                    return commit
         commit = self.issued(offsets)
         commit.started = True
         return commit
@@ -69,9 +77,11 @@ class CommitTracker:
     def blockers(self, commit: Commit, route: Hashable) -> list[Commit]:
         """Earlier unfinished commits of the same partitions that ``commit`` must not overtake
         if sent on ``route``: unsent ones, and ones sent on another connection."""
-        return [c for c in self._open
-                if c.seq < commit.seq and not c.done.is_done and c.partitions & commit.partitions
-                and (c.route is None or c.route != route)]
+        with self._lock:
+            return [c for c in self._open
+                    if c.seq < commit.seq and not c.done.is_done
+                    and c.partitions & commit.partitions
+                    and (c.route is None or c.route != route)]
 
     def sending(self, commit: Commit, route: Hashable) -> None:
         commit.route = route
@@ -79,12 +89,14 @@ class CommitTracker:
     def finish(self, commit: Commit) -> None:
         if not commit.done.is_done:
             commit.done.success(None)
-        self._prune()
+        with self._lock:
+            self._prune()
 
     def covering(self, partitions: Collection[Hashable]) -> list[Commit]:
         """Unfinished commits that include any of ``partitions``."""
         wanted = frozenset(partitions)
-        return [c for c in self._open if not c.done.is_done and c.partitions & wanted]
+        with self._lock:
+            return [c for c in self._open if not c.done.is_done and c.partitions & wanted]
 
 
 async def wait_done(manager: Any, commits: list[Commit], timeout_s: float,
