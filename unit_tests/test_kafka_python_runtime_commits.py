@@ -85,3 +85,15 @@ def test_waiting_for_commits_is_bounded_and_reports_whether_they_finished() -> N
 
 def _clock() -> float:
     return asyncio.get_running_loop().time()
+
+
+def test_a_retried_async_commit_sends_only_partitions_no_newer_commit_covers() -> None:
+    """Retrying an older commit must not move a committed offset backwards: partitions a newer
+    commit was issued for since are left out of the retry."""
+    tracker = CommitTracker(Future)
+    older_offsets = _offsets(P0, P1, offset=5)
+    older = tracker.issued(older_offsets, Future())
+    assert older.asynchronous
+    assert tracker.still_newest(older, older_offsets) == older_offsets
+    tracker.issued(_offsets(P1, offset=9), Future())
+    assert tracker.still_newest(older, older_offsets) == _offsets(P0, offset=5)

@@ -35,6 +35,7 @@ class Commit:
     done: Any  # a kafka.future.Future, resolved when the commit finished either way
     route: Hashable | None = None  # the connection it was sent on; None while unsent
     started: bool = False
+    asynchronous: bool = False  # issued by commit_async (kafka-python never retries those)
 
 
 class CommitTracker:
@@ -48,6 +49,7 @@ class CommitTracker:
         self._new_future = new_future  # builds a kafka.future.Future
         self._seq = itertools.count()
         self._open: list[Commit] = []
+        self._latest: dict[Hashable, int] = {}  # partition -> seq of its newest commit
         self._lock = threading.Lock()
 
     def _prune(self) -> None:
@@ -59,7 +61,10 @@ class CommitTracker:
             self._prune()
             commit = Commit(next(self._seq), frozenset(offsets), offsets, self._new_future())
             self._open.append(commit)
+            for tp in commit.partitions:
+                self._latest[tp] = commit.seq
         if sent is not None:  # the scheduled send finished (or failed before it started)
+            commit.asynchronous = True
             sent.add_both(lambda _res: self.finish(commit))
         return commit
 
@@ -83,8 +88,15 @@ class CommitTracker:
                     and c.partitions & commit.partitions
                     and (c.route is None or c.route != route)]
 
-    def sending(self, commit: Commit, route: Hashable) -> None:
+    def sending(self, commit: Commit, route: Hashable | None) -> None:
+        """``commit`` goes out on ``route`` now (None: it waits to be sent again)."""
         commit.route = route
+
+    def still_newest(self, commit: Commit, offsets: Any) -> Any:
+        """The part of ``offsets`` no newer commit has been issued for since ``commit``: what
+        a retry may send without moving a committed offset backwards."""
+        with self._lock:
+            return {tp: om for tp, om in offsets.items() if self._latest.get(tp) == commit.seq}
 
     def finish(self, commit: Commit) -> None:
         if not commit.done.is_done:

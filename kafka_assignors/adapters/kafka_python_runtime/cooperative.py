@@ -51,7 +51,7 @@ NEEDS = (
     "generation_if_stable", "_send_offset_commit_request", "_handle_offset_commit_response",
     "coordinator", "_cluster", "_manager", "group_instance_id", "heartbeat",
     "ensure_active_group", "close", "rejoining", "_join_task", "_do_commit_offsets_async",
-    "_on_join_prepare_async",
+    "_on_join_prepare_async", "_net",
 )
 SUBSCRIPTION_NEEDS = (
     "assigned_partitions", "all_consumed_offsets", "mark_pending_revocation",
@@ -279,8 +279,21 @@ def install_cooperative(coordinator: Any) -> None:
 
     async def send_commit(offsets: Any) -> Any:
         commit = tracker.start(offsets)
+        deadline = time.monotonic() + COMMIT_ORDER_TIMEOUT_S
         try:
-            return await _send_in_order(commit, offsets)
+            while True:
+                try:
+                    return await _send_in_order(commit, offsets)
+                except RebalanceCommitRetry:
+                    # a sync commit is retried by kafka-python's loop; an async one would be
+                    # lost, and the partition's next owner re-read what it covered
+                    if not commit.asynchronous or time.monotonic() >= deadline:
+                        raise
+                tracker.sending(commit, None)  # newer commits of its partitions wait again
+                await coordinator._net.sleep(coordinator.config["retry_backoff_ms"] / 1000)
+                offsets = tracker.still_newest(commit, offsets)
+                if not offsets:
+                    return None  # newer commits cover every partition: nothing stale is sent
         finally:
             tracker.finish(commit)
 
