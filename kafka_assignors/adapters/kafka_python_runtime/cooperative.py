@@ -30,7 +30,9 @@ On a cooperative consumer this module changes four things, on the coordinator in
   the same partition that is unsent or in flight on the other connection, and revoked
   partitions are handed over (the follow-up JoinGroup) only once the commits of them issued
   before, including an ``on_partitions_revoked`` listener's ``commit_async``, have finished
-  (bounded), as on the Java consumer's single coordinator connection.
+  (bounded), as on the Java consumer's single coordinator connection; an asynchronous
+  commit that meets the rebalance is retried with the new generation (bounded) for the
+  partitions no newer commit covers, where kafka-python would drop it.
 """
 
 from __future__ import annotations
