@@ -286,9 +286,10 @@ def install_cooperative(coordinator: Any) -> None:
             while True:
                 try:
                     return await _send_in_order(commit, offsets)
-                except RebalanceCommitRetry:
+                except (RebalanceCommitRetry, Errors.NodeNotReadyError):
                     # a sync commit is retried by kafka-python's loop; an async one would be
-                    # lost, and the partition's next owner re-read what it covered
+                    # lost, and the partition's next owner re-read what it covered (Java holds
+                    # a request for a busy connection until it is ready, it does not fail it)
                     if not commit.asynchronous or time.monotonic() >= deadline:
                         raise
                 tracker.sending(commit, None)  # newer commits of its partitions wait again
