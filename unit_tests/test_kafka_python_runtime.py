@@ -25,7 +25,8 @@ REPLACED_BY_JOIN_FIX = {"need_rejoin", "join_group_async", "_do_join_and_sync_as
                         "maybe_leave_group_async"}
 REPLACED_BY_COOPERATIVE = {"poll", "time_to_next_poll", "_on_join_complete_async",
                            "generation_if_stable", "_send_offset_commit_request",
-                           "_handle_offset_commit_response", "ensure_active_group", "close"}
+                           "_handle_offset_commit_response", "ensure_active_group", "close",
+                           "_do_commit_offsets_async", "_on_join_prepare_async"}
 
 
 def _consumer(strategy: list[Any]) -> Any:

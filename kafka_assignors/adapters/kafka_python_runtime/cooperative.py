@@ -25,7 +25,14 @@ On a cooperative consumer this module changes four things, on the coordinator in
   connection's requests in order), and a REBALANCE_IN_PROGRESS or ILLEGAL_GENERATION met
   while a JoinGroup of this member is under way (or once it holds a newer generation) is
   retried (a sync commit waits for the next generation) instead of failing the commit and
-  resetting the member; a fenced or closing member gets kafka-python's CommitFailedError.
+  resetting the member; a fenced or closing member gets kafka-python's CommitFailedError;
+* commit order and hand-over (:mod:`.commits`): a commit never overtakes an earlier one of
+  the same partition that is unsent or in flight on the other connection, and revoked
+  partitions are handed over (the follow-up JoinGroup) only once the commits of them issued
+  before, including an ``on_partitions_revoked`` listener's ``commit_async``, have finished
+  (bounded), as on the Java consumer's single coordinator connection; an asynchronous
+  commit that meets the rebalance is retried with the new generation (bounded) for the
+  partitions no newer commit covers, where kafka-python would drop it.
 """
 
 from __future__ import annotations
@@ -45,7 +52,8 @@ NEEDS = (
     "_commit_offsets_sync_async", "_maybe_auto_commit_offsets_async",
     "generation_if_stable", "_send_offset_commit_request", "_handle_offset_commit_response",
     "coordinator", "_cluster", "_manager", "group_instance_id", "heartbeat",
-    "ensure_active_group", "close", "rejoining", "_join_task",
+    "ensure_active_group", "close", "rejoining", "_join_task", "_do_commit_offsets_async",
+    "_on_join_prepare_async", "_net",
 )
 SUBSCRIPTION_NEEDS = (
     "assigned_partitions", "all_consumed_offsets", "mark_pending_revocation",
@@ -55,7 +63,7 @@ SUBSCRIPTION_NEEDS = (
 #: Attributes of kafka-python's Heartbeat and cluster metadata read here.
 HEARTBEAT_NEEDS = ("time_to_next_heartbeat", "heartbeat_failed", "last_send", "last_reset")
 CLUSTER_NEEDS = ("_coordinator_brokers",)
-MANAGER_NEEDS = ("send",)
+MANAGER_NEEDS = ("send", "wait_for")
 #: The OffsetCommitRequest fields (and nested types) a mid-rebalance commit is built with.
 COMMIT_REQUEST_FIELDS = (
     "group_id", "generation_id_or_member_epoch", "member_id", "group_instance_id", "topics",
@@ -73,6 +81,9 @@ REVOKE_COMMIT_TIMEOUT_MS = 10_000
 #: when the member that revoked partitions rejoins, and the others learn of it by heartbeat.
 FAST_HEARTBEAT_S = 0.1
 FOLLOW_UP_WINDOW_S = 3.0
+#: How long revoked partitions wait for commits of them still in flight before the hand-over,
+#: and how long a commit waits for an earlier one of its partitions before it is sent anyway.
+COMMIT_ORDER_TIMEOUT_S = 10.0
 
 
 def install_cooperative(coordinator: Any) -> None:
@@ -80,11 +91,14 @@ def install_cooperative(coordinator: Any) -> None:
     from kafka import errors as Errors
     from kafka.coordinator.assignors.abstract import RebalanceProtocol
     from kafka.coordinator.base import MemberState
+    from kafka.future import Future
     from kafka.protocol.consumer.metadata import ConsumerProtocolAssignment
 
+    from .commits import CommitTracker, wait_done
     from .join import generation_was_reset
 
     subscription = coordinator._subscription
+    tracker = CommitTracker(Future)
 
     def cooperative() -> bool:
         return bool(coordinator._rebalance_protocol == RebalanceProtocol.COOPERATIVE)
@@ -176,6 +190,7 @@ def install_cooperative(coordinator: Any) -> None:
                     log.exception("rebalance listener failed in on_partitions_revoked(%s)",
                                   sorted(revoked))
                     listener_error = exc
+            await _commits_landed(revoked)
             try:
                 subscription.assign_from_subscribed(
                     sorted(set(subscription.assigned_partitions()) - revoked))
@@ -192,6 +207,38 @@ def install_cooperative(coordinator: Any) -> None:
         fast_until[0] = time.monotonic() + FOLLOW_UP_WINDOW_S
         if listener_error is not None:
             raise Errors.KafkaError("User rebalance callback throws an error") from listener_error
+
+    async def _commits_landed(revoked: set[Any]) -> None:
+        """Hand revoked partitions over only once the commits of them issued so far finished."""
+        pending = tracker.covering(revoked)
+        if not pending:
+            return
+        started = time.monotonic()
+        if await wait_done(coordinator._manager, pending, COMMIT_ORDER_TIMEOUT_S,
+                           time.monotonic):
+            log.info("group %s: waited %.3f s for %d commit(s) of revoked partitions before "
+                     "handing them over", coordinator.group_id, time.monotonic() - started,
+                     len(pending))
+        else:
+            log.warning("group %s: commits of the revoked partitions %s still in flight after "
+                        "%.0f s; handing them over anyway", coordinator.group_id,
+                        sorted(revoked), COMMIT_ORDER_TIMEOUT_S)
+
+    original_prepare: Callable[..., Coroutine[Any, Any, None]] = (
+        coordinator._on_join_prepare_async)
+
+    async def on_join_prepare(generation: int, member_id: str,
+                              timeout_ms: float | None = None) -> None:
+        before = set(subscription.assigned_partitions())
+        lost = coordinator._generation.is_lost()
+        try:
+            await original_prepare(generation, member_id, timeout_ms=timeout_ms)
+        finally:
+            # partitions given up before the JoinGroup (eager, or no longer subscribed)
+            given_up = before if not cooperative() else before - set(
+                subscription.assigned_partitions())
+            if given_up and not lost:
+                await _commits_landed(given_up)
 
     async def _commit_revoked(revoked: set[Any]) -> None:
         if not coordinator.config.get("enable_auto_commit"):
@@ -225,13 +272,53 @@ def install_cooperative(coordinator: Any) -> None:
             return coordinator._generation
         return stable
 
+    original_do_commit_async: Callable[..., Any] = coordinator._do_commit_offsets_async
+
+    def do_commit_offsets_async(offsets: Any, callback: Any = None) -> Any:
+        future = original_do_commit_async(offsets, callback)
+        tracker.issued(offsets, future)  # known before kafka-python starts sending it
+        return future
+
     async def send_commit(offsets: Any) -> Any:
-        mid_rebalance = rebalancing()
-        sent[id(offsets)] = (coordinator._generation.generation_id, mid_rebalance)
+        commit = tracker.start(offsets)
+        deadline = time.monotonic() + COMMIT_ORDER_TIMEOUT_S
         try:
+            while True:
+                try:
+                    return await _send_in_order(commit, offsets)
+                except (RebalanceCommitRetry, Errors.NodeNotReadyError):
+                    # a sync commit is retried by kafka-python's loop; an async one would be
+                    # lost, and the partition's next owner re-read what it covered (Java holds
+                    # a request for a busy connection until it is ready, it does not fail it)
+                    if not commit.asynchronous or time.monotonic() >= deadline:
+                        raise
+                tracker.sending(commit, None)  # newer commits of its partitions wait again
+                await coordinator._net.sleep(coordinator.config["retry_backoff_ms"] / 1000)
+                offsets = tracker.still_newest(commit, offsets)
+                if not offsets:
+                    return None  # newer commits cover every partition: nothing stale is sent
+        finally:
+            tracker.finish(commit)
+
+    async def _send_in_order(commit: Any, offsets: Any) -> Any:
+        deadline = time.monotonic() + COMMIT_ORDER_TIMEOUT_S
+        while True:
+            mid_rebalance = rebalancing()
             node = _commit_node(coordinator) if mid_rebalance else None
             generation = generation_if_stable()
-            if node is None or generation is None or not offsets:
+            ours = node is not None and generation is not None and bool(offsets)
+            route = node if ours else "coordinator"
+            blockers = tracker.blockers(commit, route)
+            if not blockers or time.monotonic() >= deadline:
+                break
+            # an earlier commit of these partitions is unsent or on the other connection
+            await wait_done(coordinator._manager, blockers[:1],
+                            deadline - time.monotonic(), time.monotonic)
+        # from here to the send nothing yields: the route is the one the request takes
+        tracker.sending(commit, route)
+        sent[id(offsets)] = (coordinator._generation.generation_id, mid_rebalance)
+        try:
+            if not ours:
                 return await original_send(offsets)
             request = _commit_request(coordinator, offsets, generation)
             send_time = time.monotonic()
@@ -276,6 +363,8 @@ def install_cooperative(coordinator: Any) -> None:
     coordinator._on_join_complete_async = on_join_complete
     coordinator.generation_if_stable = generation_if_stable
     coordinator._send_offset_commit_request = send_commit
+    coordinator._do_commit_offsets_async = do_commit_offsets_async
+    coordinator._on_join_prepare_async = on_join_prepare
     coordinator._handle_offset_commit_response = handle_commit
 
 
