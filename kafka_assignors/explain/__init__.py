@@ -14,12 +14,14 @@ import argparse
 import json
 import logging
 import sys
+from dataclasses import asdict
 from typing import Any, TextIO
 
 from .connection import ConnectionConfigError, add_connection_options, connection_kwargs
 from .consumer_group import consumer_group_report, render_consumer_group_text
 from .fetch import ExplainError, fetch_group
 from .model import GroupReport, group_report
+from .quality import LastRebalance, last_rebalance, render_last_rebalance
 from .text import write_balance, write_holdings
 
 __all__ = ["ExplainError", "GroupReport", "add_parser", "explain_group", "render_text", "run"]
@@ -45,7 +47,15 @@ def explain_group(kwargs: dict[str, Any], group_id: str) -> GroupReport:
     description, committed, end_offsets = fetch_group(kwargs, group_id)
     if description.get("group_type") == "consumer":
         return consumer_group_report(description, committed, end_offsets)
-    return group_report(group_id, description, committed, end_offsets)
+    return with_last_rebalance(group_report(group_id, description, committed, end_offsets),
+                               description)
+
+
+def with_last_rebalance(report: GroupReport, description: dict[str, Any]) -> GroupReport:
+    """``report`` with the last rebalance's figures (classic groups; see ``quality``)."""
+    figures = last_rebalance(description.get("members") or (), report.members)
+    report.last_rebalance = asdict(figures) if figures is not None else None
+    return report
 
 
 def _user_data(view: dict[str, Any] | None) -> str:
@@ -93,6 +103,8 @@ def render_text(report: GroupReport, out: TextIO) -> None:
         w(f"    subscription user data: {_user_data(m.subscription_user_data)}\n")
         w(f"    assignment user data:   {_user_data(m.assignment_user_data)}\n")
         write_holdings(m, w)
+    if report.last_rebalance is not None:
+        render_last_rebalance(LastRebalance(**report.last_rebalance), w)
     write_balance(report, w)
 
 

@@ -70,10 +70,16 @@ class GroupReport:
     #: consumer-protocol groups only: the group epoch and the target assignment's epoch
     group_epoch: int | None = None
     assignment_epoch: int | None = None
+    #: classic groups: the last rebalance's figures (moved, newly_owned, count_spread,
+    #: topic_spread, members_with_claims, members) from the members' claims at the join
+    #: against what they hold now; None without decoded members (see ``explain.quality``)
+    last_rebalance: dict[str, int] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
-        if self.group_type == "classic":  # the classic report keeps its exact shape
+        if self.group_type != "classic":
+            out.pop("last_rebalance")
+        if self.group_type == "classic":  # the classic report keeps its shape
             for key in _CONSUMER_GROUP_KEYS:
                 out.pop(key)
             for member in out["members"]:
@@ -83,6 +89,7 @@ class GroupReport:
 
 
 _CONSUMER_GROUP_KEYS = ("group_type", "group_epoch", "assignment_epoch")
+#: (consumer-protocol groups have no claims at a join: the key is left out of their JSON)
 _CONSUMER_MEMBER_KEYS = ("member_epoch", "target_assignment", "topic_regex", "member_type")
 
 
