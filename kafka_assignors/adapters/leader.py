@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ..core.cooperative import Holding, withhold_held
-from ..core.metrics import count_spread, moved_partitions
+from ..core.metrics import count_spread, moved_partitions, topic_spread
 from ..core.model import (
     UNKNOWN_GENERATION,
     Assignment,
@@ -73,6 +73,8 @@ class LeaderReport:
     seconds: float
     target: Assignment = field(repr=False)
     sent: Assignment = field(repr=False)
+    #: worst per-topic spread of ``target`` among each topic's subscribers
+    topic_spread: int = 0
 
 
 def normalize(result: AssignmentResult) -> Assignment:
@@ -146,6 +148,7 @@ class Leader:
             seconds=time.perf_counter() - started,
             target=target,
             sent=sent,
+            topic_spread=topic_spread(target, {m.member_id: m.topics for m in members}),
         )
         self.last_report = report
         log.info(
