@@ -7,11 +7,12 @@ import sys
 
 
 def test_importing_the_package_pulls_in_no_heavy_dependency() -> None:
-    """A fresh interpreter that imports kafka_assignors has loaded none of the optional stacks."""
+    """A fresh interpreter that imports kafka_assignors (and its metrics core) has loaded none
+    of the optional stacks, the Prometheus and OpenTelemetry exports' libraries included."""
     code = (
-        "import sys, kafka_assignors\n"
+        "import sys, kafka_assignors, kafka_assignors.metrics\n"
         "heavy = {'pyspark', 'docker', 'testcontainers', 'confluent_kafka', 'aiokafka',"
-        " 'matplotlib', 'pandas', 'pyarrow'}\n"
+        " 'matplotlib', 'pandas', 'pyarrow', 'prometheus_client', 'opentelemetry'}\n"
         "print(sorted(heavy & {m.split('.')[0] for m in sys.modules}))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
