@@ -11,8 +11,9 @@
 4. prints a side-by-side summary (imbalance, partitions moved, peak lag);
 5. runs the pipeline (profile, evaluate, sizing, report: ``kafka-assignors analyze``) on
    the demo's topics, with producer and consumer throughput per partition measured on
-   the demo's broker (the consumer at the members' pace), and prints where the HTML
-   report is (``--no-report`` skips it);
+   the demo's broker (the consumer at the members' pace), with a section on the live
+   groups' rebalance metrics, and prints where the HTML report is (``--no-report`` skips
+   it);
 6. cleans up: producer, member processes, the consumer groups, topics and broker
    (``--keep`` leaves groups, topics and broker).
 
@@ -180,7 +181,8 @@ def _run_demo(args: argparse.Namespace, bootstrap: str, deadline: float) -> int:
         print("\n".join(summary_lines(results, view)), flush=True)
         print(f"records produced: {producer.sent}", flush=True)
         if not args.no_report:
-            code = _pipeline(args, bootstrap, topics.names, deadline)
+            live = _write_live_metrics(Path(args.report_dir), results)
+            code = _pipeline(args, bootstrap, topics.names, deadline, live)
         problems = [f"[{r.label}] {p}" for r in results for p in r.problems]
         if problems:
             print(
@@ -209,8 +211,24 @@ def _run_demo(args: argparse.Namespace, bootstrap: str, deadline: float) -> int:
                       f"{', '.join(topics.names)}", flush=True)
 
 
+def _write_live_metrics(out: Path, results: list[Any]) -> Path:
+    """The phases' rebalance metrics for the report (``pipeline.report_live``)."""
+    import json
+
+    from ..pipeline.report_live import LIVE_JSON
+
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / LIVE_JSON
+    groups = [{"label": r.label, "strategy": r.strategy, "group_id": r.group_id,
+               "metrics": r.metrics.to_json() if r.metrics else None} for r in results]
+    path.write_text(json.dumps({"source": "kafka-assignors demo", "groups": groups},
+                               indent=1) + "\n")
+    return path
+
+
 def _pipeline(
-    args: argparse.Namespace, bootstrap: str, topics: list[str], deadline: float
+    args: argparse.Namespace, bootstrap: str, topics: list[str], deadline: float,
+    live: Path | None = None,
 ) -> int:
     """profile -> evaluate -> sizing -> report through ``kafka-assignors analyze`` (a bounded
     subprocess).  Sizing counts messages/s; Tp and Tc are measured on the demo's broker
@@ -229,6 +247,8 @@ def _pipeline(
            "--out", str(out)]
     for t in topics:
         cmd += ["--topic", t]
+    if live is not None:
+        cmd += ["--live-metrics", str(live)]
     timeout = min(float(args.report_timeout), deadline - time.monotonic())
     if timeout < 5:
         print("kafka-assignors demo: error: no time left for the pipeline (--max-time)",

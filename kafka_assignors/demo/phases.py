@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
+from .live_metrics import GroupFigures, group_figures, member_reports
 from .traffic import DemoTopics
 from .watch import LiveView, Partition
 
@@ -28,6 +29,8 @@ STRATEGIES: dict[str, str] = {
 }
 MEMBER_OPTIONS: dict[str, Any] = {
     "report_records": True,
+    # the members' own rebalance metrics (kafka_assignors.metrics), for the view and report
+    "report_metrics": True,
     "session_timeout_ms": 6_000,
     "heartbeat_interval_ms": 1_000,
     # the rebalance timeout: how long the broker waits for members to rejoin
@@ -51,6 +54,8 @@ class PhaseResult:
     moved: int = 0
     problems: list[str] = field(default_factory=list)
     seconds: float = 0.0
+    #: the members' own rebalance metrics over the phase (None: none reported)
+    metrics: GroupFigures | None = None
 
 
 def _moves(before: Mapping[str, frozenset[Partition]], after: Mapping[str, Any]) -> int:
@@ -139,6 +144,8 @@ def run_phase(
             problem = f"{exc}: the demo's deadline (--max-time) came first; phase cut short"
             result.problems.append(problem)
             view.step(f"warning: {problem}")
+        # (members report a changed figure within a second; settle() dwelt longer than that)
+        result.metrics = group_figures(member_reports(group.members()))
         view.unwatch()
     result.seconds = time.monotonic() - started
     out.flush()
@@ -167,7 +174,40 @@ def summary_lines(results: list[PhaseResult], view: LiveView) -> list[str]:
         "spread = most minus fewest partitions per member; msg/s imb. = busiest member's "
         "rate / mean; moved = partitions that changed owner at the rebalances"
     )
+    lines += metrics_lines(results)
     for r in results:
         for p in r.problems:
             lines.append(f"note [{r.label}]: {p}")
     return lines
+
+
+def metrics_lines(results: list[PhaseResult]) -> list[str]:
+    """The second table: what the consumers' own metrics (kafka_assignors.metrics) said."""
+    head = (
+        f"{'assignor':<30} {'rebalances':>10} {'failed':>6} {'lat. avg':>8} {'lat. max':>8} "
+        f"{'moved':>6} {'spread':>6} {'topic':>6} {'assign ms':>9} {'kept pause':>10}"
+    )
+    lines = ["", "rebalance metrics (the consumers' own: consumer.metrics(), the exports)", head,
+             "-" * len(head)]
+    for r in results:
+        f = r.metrics
+        name = r.strategy or r.label
+        if f is None:
+            lines.append(f"{name:<30} {'none: this assignor reports no kafka-assignors metrics':>}")
+            continue
+        lines.append(
+            f"{name:<30} {f.rebalances:>10} {f.failed:>6} {_fmt(f.latency_avg_ms):>8} "
+            f"{_fmt(f.latency_max_ms):>8} {f.moved:>6} {_fmt(f.count_spread_last):>6} "
+            f"{_fmt(f.topic_spread_last):>6} {_fmt(f.assignment_ms_max, 1):>9} "
+            f"{_fmt(f.kept_pause_max_s, 2):>10}"
+        )
+    lines.append(
+        "rebalances = most one member took part in; lat. = rebalance latency (ms, JoinGroup to "
+        "SyncGroup); moved = partitions the leaders moved; spread/topic = the last "
+        "assignment's; kept pause = longest a kept partition went unread (s)"
+    )
+    return lines
+
+
+def _fmt(value: float | None, digits: int = 0) -> str:
+    return "-" if value is None else f"{value:.{digits}f}"

@@ -12,6 +12,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
+from .live_metrics import GroupFigures, group_figures, member_reports, render_line
+
 log = logging.getLogger(__name__)
 
 Partition = tuple[str, int]
@@ -96,6 +98,8 @@ class Snapshot:
     count_spread: int
     rate_imbalance: float | None
     total_lag: int
+    #: the members' own rebalance metrics (None: no member reports any)
+    metrics: GroupFigures | None = None
 
 
 @dataclass
@@ -163,7 +167,8 @@ class LiveView(threading.Thread):
         lag = self.stats.lag(self.ends.read(), baseline)
         rows = []
         generation = -1
-        for v in group.members():
+        views = group.members()
+        for v in views:
             if not v.alive or v.stopping:
                 continue
             generation = max(generation, v.generation)
@@ -177,6 +182,7 @@ class LiveView(threading.Thread):
             max(counts) - min(counts) if counts else 0,
             max(rates) / mean if mean > 0 else None,
             sum(lag.values()),
+            group_figures(member_reports(views)),
         )
 
     def tick(self) -> None:
@@ -217,4 +223,5 @@ def render(snap: Snapshot) -> list[str]:
         lines.append(
             f"  member {name:<4} partitions={n:<3} msg/s={rate:7.1f} lag={lag:<6} {state}"
         )
+    lines.append(render_line(snap.metrics))
     return lines

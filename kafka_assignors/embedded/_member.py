@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import os
 import queue
 import signal
@@ -267,6 +268,7 @@ def run(cfg: MemberConfig, emitter: Emitter) -> int:
     emitter.emit("subscribed", topics=list(cfg.topics), strategies=list(cfg.strategies))
 
     last: dict[str, Any] | None = None
+    metrics_reporter = MetricsReporter(consumer, emitter)
     while not stop.is_set():
         while not commands.empty() and not stop.is_set():
             _run_command(commands.get(), consumer, listener, stop, emitter)
@@ -307,14 +309,63 @@ def run(cfg: MemberConfig, emitter: Emitter) -> int:
         if snapshot != last:
             emitter.emit("state", **snapshot)
             last = snapshot
+        if cfg.report_metrics:
+            metrics_reporter.maybe_emit()
         if cfg.processing_delay_ms and not stop.is_set():
             time.sleep(cfg.processing_delay_ms / 1000)
 
+    if cfg.report_metrics:
+        metrics_reporter.maybe_emit(force=True)
     _arm_watchdog(cfg.close_timeout_ms / 1000 + 10, emitter)
     emitter.emit("closing")
     consumer.close(autocommit=cfg.commit == "auto", timeout_ms=cfg.close_timeout_ms)
     emitter.emit("closed")
     return 0
+
+
+#: Metrics whose value moves with the clock alone: a change in them is no news.
+_CLOCK_DRIVEN = ("-rate-per-hour", "-seconds-ago")
+
+
+class MetricsReporter:
+    """Emits the consumer's kafka-assignors metrics when a rebalance figure changed (at most
+    once a second), for views such as the demo's."""
+
+    def __init__(self, consumer: Any, emitter: Emitter, every: float = 1.0) -> None:
+        self.consumer, self.emitter, self.every = consumer, emitter, every
+        self._sent: dict[str, dict[str, float | None]] | None = None
+        self._at = 0.0
+
+    def read(self) -> dict[str, dict[str, float | None]] | None:
+        from ..metrics import metrics_of
+
+        found = metrics_of(self.consumer)
+        if found is None:
+            return None
+        return {g: {n: (float(v) if math.isfinite(v) else None) for n, v in by_name.items()}
+                for g, by_name in found.values().items()}
+
+    def maybe_emit(self, force: bool = False) -> None:
+        now = time.monotonic()
+        if not force and now - self._at < self.every:
+            return
+        values = self.read()
+        if values is None or (not force and not _news(self._sent, values)):
+            return
+        self._sent, self._at = values, now
+        self.emitter.emit("metrics", values=values)
+
+
+def _news(before: dict[str, dict[str, float | None]] | None,
+          after: dict[str, dict[str, float | None]]) -> bool:
+    if before is None:
+        return True
+    return any(
+        before.get(g, {}).get(n) != v
+        for g, by_name in after.items()
+        for n, v in by_name.items()
+        if not n.endswith(_CLOCK_DRIVEN)
+    )
 
 
 def _runtime_missing(consumer: Any) -> bool:

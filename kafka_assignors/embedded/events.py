@@ -17,6 +17,9 @@ Events:
     state       snapshot                generation/state/protocol/assignment changed
     record      topic, partition, offset, key, value, value_size   (if report_records)
     commit      mode (auto|sync), ok, error, offsets [[topic, partition, offset], ...]
+    metrics     values {group: {name: value}}  (if report_metrics: the consumer's
+                kafka-assignors metrics, when a rebalance figure changed, at most once a
+                second; non-finite values as null)
     closing / closed             clean stop in progress / done
     stall ms / resumed           GroupRunner.stall_member: not polling for ms / polling again
     subscribed topics            also after GroupRunner.resubscribe
@@ -58,6 +61,8 @@ class MemberConfig:
     commit: CommitMode = "auto"
     auto_offset_reset: str = "earliest"
     report_records: bool = False
+    #: emit ``metrics`` events: ``kafka_assignors.metrics.metrics_of(consumer).values()``
+    report_metrics: bool = False
     processing_delay_ms: int = 0
     #: time spent in on_partitions_revoked, as an application committing or flushing would
     revoke_delay_ms: int = 0
@@ -100,6 +105,8 @@ class MemberView:
     exit_code: int | None = None
     last_error: str | None = None
     records: int = 0
+    #: the last ``metrics`` event's values ({group: {name: value or None}}), kept after exit
+    metrics: dict[str, dict[str, float | None]] = field(default_factory=dict)
     events: list[dict[str, Any]] = field(default_factory=list)
 
     def apply(self, event: dict[str, Any]) -> None:
@@ -116,6 +123,8 @@ class MemberView:
             self.assignment = frozenset((str(t), int(p)) for t, p in event.get("assignment", []))
         elif kind == "record":
             self.records += 1
+        elif kind == "metrics":
+            self.metrics = event.get("values") or {}
         elif kind == "error":
             self.last_error = str(event.get("message"))
 

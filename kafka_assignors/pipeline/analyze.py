@@ -84,6 +84,8 @@ def add_parser(subparsers: Any) -> None:
         f"(default {','.join(SUBSCRIPTIONS)})",
     )
     p.add_argument("--out", type=Path, default=REPORTS, help=f"output root (default {REPORTS})")
+    p.add_argument("--live-metrics", type=Path, metavar="FILE",
+                   help="live groups' rebalance metrics for the report (the demo writes it)")
     p.add_argument("--kafka-package", metavar="COORDS", help="see `profile --help`")
     g = p.add_argument_group("sizing (from the measured rates)")
     g.add_argument(
@@ -200,6 +202,7 @@ def run_analyze_command(args: argparse.Namespace) -> int:
         profile_path=json_path,
         sizing=sizing,
         consumers=sizes[-1],
+        live_path=args.live_metrics,
     )
     if report.recommendation:
         say(f"recommendation: {report.recommendation}")

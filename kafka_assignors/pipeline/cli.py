@@ -375,6 +375,8 @@ def _report(subparsers: Any) -> None:
         default=DEFAULT_REPORT_DIR,
         help=f"output directory (default {DEFAULT_REPORT_DIR})",
     )
+    p.add_argument("--live-metrics", type=Path, metavar="FILE",
+                   help="live groups' rebalance metrics (live_metrics.json, the demo writes it)")
     p.set_defaults(func=run_report_command)
 
 
@@ -393,7 +395,10 @@ def run_report_command(args: argparse.Namespace) -> int:
     steps = _given_or_default(args.evaluate, DEFAULT_EVALUATE)
     profile = _given_or_default(args.profile, DEFAULT_PROFILE_DIR / "profile.json")
     sizing_path = _given_or_default(args.sizing, DEFAULT_SIZING)
-    if steps is None and profile is None and sizing_path is None:
+    live = getattr(args, "live_metrics", None)
+    if live is not None and not live.exists():
+        raise SystemExit(f"no such file: {live}")
+    if steps is None and profile is None and sizing_path is None and live is None:
         print(
             "nothing to report: run evaluate, profile or sizing first (or pass paths)",
             file=sys.stderr,
@@ -403,7 +408,8 @@ def run_report_command(args: argparse.Namespace) -> int:
     if sizing_path is not None:
         sizing = Sizing.from_json(json.loads(sizing_path.read_text()))
     report = build_report(
-        args.out, steps_path=steps, profile_path=profile, sizing=sizing, consumers=args.consumers
+        args.out, steps_path=steps, profile_path=profile, sizing=sizing, consumers=args.consumers,
+        live_path=live,
     )
     if report.recommendation:
         say(f"recommendation: {report.recommendation}")

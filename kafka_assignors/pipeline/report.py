@@ -16,6 +16,7 @@ from typing import Any
 from ..load.profile import LoadProfile, read_profile
 from ..simulator import Scenario, SimMember, simulate
 from . import plots
+from .report_live import read_live, section_live
 from .report_sizing import SIZING_JSON, section_sizing
 from .sizing import Sizing
 from .summary import AssignorFigures, per_assignor, recommend
@@ -57,9 +58,11 @@ def build_report(
     sizing: Sizing | None = None,
     consumers: int | None = None,
     title: str = "Kafka partition assignment report",
+    live_path: str | Path | None = None,
 ) -> Report:
     """Write ``report.html``, its PNGs and (with ``sizing``) ``sizing.json`` into
-    ``out_dir``."""
+    ``out_dir``; with ``live_path`` (a live metrics file, see ``report_live``) a section on
+    what live consumers' own rebalance metrics said."""
     import pandas as pd
 
     out = Path(out_dir)
@@ -99,6 +102,9 @@ def build_report(
             plots.consumer_load(loads, unit, out / "consumer_load.png"),
         ]
         body.append(("load", "Your measured load", _section_profile(profile, loads, n)))
+    if live_path is not None:
+        body.append(("live", "Live groups: the consumers' own rebalance metrics",
+                     section_live(read_live(live_path))))
     if sizing is not None:
         (out / SIZING_JSON).write_text(json.dumps(sizing.to_json(), indent=1, default=str) + "\n")
         body.append(("sizing", "Sizing: partitions and consumers", section_sizing(sizing)))
