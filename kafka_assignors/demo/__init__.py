@@ -7,8 +7,10 @@
 3. runs a consumer group with unequal subscriptions under kafka-python's ``range``,
    then under our assignors; each phase scales the group up and down and kills one
    member, with a live view (per member: partitions, messages/s, lag; per group:
-   strategy, generation, imbalance);
-4. prints a side-by-side summary (imbalance, partitions moved, peak lag);
+   strategy, generation, imbalance, and the members' own rebalance metrics:
+   rebalances, latency, partitions moved, spread, kept-partition pause);
+4. prints a side-by-side summary (imbalance, partitions moved, peak lag) and the
+   rebalance metrics per assignor (written to ``live_metrics.json`` for the report);
 5. runs the pipeline (profile, evaluate, sizing, report: ``kafka-assignors analyze``) on
    the demo's topics, with producer and consumer throughput per partition measured on
    the demo's broker (the consumer at the members' pace), with a section on the live
