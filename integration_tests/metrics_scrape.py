@@ -1,9 +1,10 @@
 """A kafka-python consumer with our assignor, configured as the README says, scraped over HTTP.
 
-``run_scrape(bootstrap, topic)`` takes one consumer (``scraped``, the group's first member
-and so its leader) through three rebalances on a real broker: it joins alone, a second
-consumer joins (cooperative: the hand-over takes a second round), the second leaves. It
-counts the rebalances it sees through its own listener, then scrapes
+``run_scrape(bootstrap, topic)`` takes one in-process consumer (``scraped``, the group's
+first member and so its leader) through rebalances on a real broker: it joins alone, a
+second member (a process of ``kafka_assignors.embedded``) joins (cooperative: the hand-over
+takes a second round), the second leaves. It counts the successful SyncGroup responses
+kafka-python logs for it (the event Java's ``rebalance-total`` counts), then scrapes
 ``prometheus_client.start_http_server`` on 127.0.0.1 and reads an OpenTelemetry SDK
 in-memory reader, both registered with one call each. The test asserts on the result;
 
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import math
 import sys
 import time
@@ -41,15 +43,42 @@ class ScrapeResult:
     otel: dict[str, list[Any]]
     #: the consumer's own ``consumer.metrics()`` values of the two groups, read right after
     own: dict[str, dict[str, float]]
-    #: successful rebalances the listener saw (on_partitions_assigned calls)
-    assigned_calls: int
+    #: successful SyncGroup responses kafka-python logged for the consumer
+    syncs: int
+    #: JoinGroup/SyncGroup responses with an error it logged (a lost connection is not one)
+    error_responses: int
     #: wall-clock span of the whole run (ms): no latency can exceed it
     span_ms: float
     #: partition counts the scraped consumer held after each step
     holdings: list[int] = field(default_factory=list)
 
 
-def _consumer(bootstrap: str, group: str, topic: str, client_id: str, listener: Any) -> Any:
+class RoundTrips(logging.Handler):
+    """Counts the JoinGroup/SyncGroup responses kafka-python logs (DEBUG): SyncGroup ones
+    without error (successful rebalances), and those with an error (failed round trips)."""
+
+    RESPONSES = ("Received JoinGroup response: %s", "Received SyncGroup response: %s")
+
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.synced = 0
+        self.errors = 0
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if record.msg not in self.RESPONSES or not record.args:
+            return
+        # (logging unpacks a single Mapping argument: the response is args itself then)
+        args = record.args
+        response = args[0] if isinstance(args, tuple) else args
+        code = (response.get("error_code") if isinstance(response, dict)
+                else getattr(response, "error_code", None))
+        if code not in (0, None):
+            self.errors += 1
+        elif record.msg == self.RESPONSES[1]:
+            self.synced += 1
+
+
+def _consumer(bootstrap: str, group: str, topic: str, client_id: str) -> Any:
     from kafka import KafkaConsumer
 
     from kafka_assignors import CooperativeBalancedStickyAssignor
@@ -64,7 +93,7 @@ def _consumer(bootstrap: str, group: str, topic: str, client_id: str, listener: 
         heartbeat_interval_ms=500,
         auto_offset_reset="earliest",
     )
-    consumer.subscribe([topic], listener=listener)
+    consumer.subscribe([topic])
     return consumer
 
 
@@ -93,26 +122,22 @@ def _stable(consumer: Any, partitions: int) -> bool:
 
 def run_scrape(bootstrap: str, topic: str, timeout: float = 90.0) -> ScrapeResult:
     """The whole run (bounded by ``timeout`` per step); the caller owns the topic."""
-    from kafka import ConsumerRebalanceListener
     from opentelemetry.sdk.metrics import MeterProvider
     from opentelemetry.sdk.metrics.export import InMemoryMetricReader
     from prometheus_client import CollectorRegistry, start_http_server
     from prometheus_client.parser import text_string_to_metric_families
 
+    from kafka_assignors.embedded import GroupRunner
     from kafka_assignors.metrics import COORDINATOR_GROUP, QUALITY_GROUP, otel, prometheus
 
-    calls = [0]
-
-    class Counting(ConsumerRebalanceListener):  # type: ignore[misc]
-        def on_partitions_revoked(self, revoked: Any) -> None:
-            pass
-
-        def on_partitions_assigned(self, assigned: Any) -> None:
-            calls[0] += 1
-
+    counter = RoundTrips()
+    base_log = logging.getLogger("kafka.coordinator")  # (base.py logs under this name)
+    level = base_log.level
+    base_log.addHandler(counter)
+    base_log.setLevel(logging.DEBUG)
     started = time.monotonic()
     group = f"metrics-scrape-{uuid.uuid4().hex[:8]}"
-    scraped = _consumer(bootstrap, group, topic, CLIENT_ID, Counting())
+    scraped = _consumer(bootstrap, group, topic, CLIENT_ID)
     registry = CollectorRegistry()
     prometheus.register(scraped, registry)  # the one call
     reader = InMemoryMetricReader()
@@ -120,17 +145,22 @@ def run_scrape(bootstrap: str, topic: str, timeout: float = 90.0) -> ScrapeResul
     otel.register(scraped, meter_provider=provider)  # the one call
     server, thread = start_http_server(0, addr="127.0.0.1", registry=registry)
     holdings = []
-    other = None
+    others = GroupRunner(bootstrap, group, (topic,),
+                         ["kafka_assignors:CooperativeBalancedStickyAssignor"],
+                         session_timeout_ms=10_000, heartbeat_interval_ms=500)
     try:
         _poll_until([scraped], lambda: _stable(scraped, PARTITIONS), timeout, "first join")
         holdings.append(len(scraped.assignment()))
-        other = _consumer(bootstrap, group, topic, "other", None)
-        _poll_until([scraped, other],
-                    lambda: _stable(scraped, PARTITIONS // 2) and _stable(other, PARTITIONS // 2),
-                    timeout, "a second member joined")
+        index = others.add_member()
+
+        def both_hold_half() -> bool:
+            view = others.member(index)
+            return (_stable(scraped, PARTITIONS // 2) and view.state == "STABLE"
+                    and len(view.assignment) == PARTITIONS // 2)
+
+        _poll_until([scraped], both_hold_half, timeout, "a second member joined")
         holdings.append(len(scraped.assignment()))
-        other.close()
-        other = None
+        others.stop_member(index, timeout=30)
         _poll_until([scraped], lambda: _stable(scraped, PARTITIONS), timeout,
                     "the second member left")
         holdings.append(len(scraped.assignment()))
@@ -141,9 +171,11 @@ def run_scrape(bootstrap: str, topic: str, timeout: float = 90.0) -> ScrapeResul
         data = reader.get_metrics_data()
         values = scraped.metrics()
         own = {g: dict(values.get(g, {})) for g in (COORDINATOR_GROUP, QUALITY_GROUP)}
+        syncs, errors = counter.synced, counter.errors
     finally:
-        if other is not None:
-            other.close()
+        base_log.removeHandler(counter)
+        base_log.setLevel(level)
+        others.close()
         server.shutdown()
         server.server_close()
         thread.join(timeout=10)
@@ -161,7 +193,7 @@ def run_scrape(bootstrap: str, topic: str, timeout: float = 90.0) -> ScrapeResul
                 for p in m.data.data_points:
                     if dict(p.attributes).get("client-id") == CLIENT_ID:
                         points[m.name] = [p.value, type(m.data).__name__]
-    return ScrapeResult(text, samples, points, own, calls[0], span_ms, holdings)
+    return ScrapeResult(text, samples, points, own, syncs, errors, span_ms, holdings)
 
 
 def _finite(value: Any) -> Any:
@@ -208,7 +240,7 @@ def main(argv: list[str] | None = None) -> int:
     (args.out / "metrics_scrape.json").write_text(json.dumps(doc, indent=1, sort_keys=True)
                                                   + "\n")
     print(f"wrote {args.out / 'metrics_scrape.txt'} and metrics_scrape.json: "
-          f"{result.assigned_calls} rebalances seen, holdings {result.holdings}")
+          f"{result.syncs} successful SyncGroups seen, holdings {result.holdings}")
     return 0
 
 

@@ -181,7 +181,8 @@ def test_a_dropped_consumer_stops_being_exported() -> None:
 
 
 def test_no_samples_yet_reads_nan_not_infinity() -> None:
-    """A max over no rebalance exports NaN (as Java's does), never -inf."""
+    """A max over no rebalance exports NaN to Prometheus (as Java's reads), never -inf, and
+    no point to OpenTelemetry."""
     gm = GroupMetrics(tags={"client-id": "fresh"}, clock=Clock())
     registry = CollectorRegistry()
     prom_export.register(gm, registry)
@@ -190,3 +191,10 @@ def test_no_samples_yet_reads_nan_not_infinity() -> None:
          (("client_id", "fresh"),))
     ]
     assert math.isnan(value)
+    reader = InMemoryMetricReader()
+    provider = MeterProvider(metric_readers=[reader])
+    otel_export.register(gm, meter_provider=provider)
+    points = _otel_points(reader)
+    assert ("kafka.consumer.rebalance-latency-max", (("client-id", "fresh"),)) not in points
+    assert points[("kafka.consumer.rebalance-total", (("client-id", "fresh"),))][0] == 0
+    provider.shutdown()

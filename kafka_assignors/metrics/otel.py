@@ -10,12 +10,15 @@ collection: nothing is recorded twice.  Names follow the OpenTelemetry JMX metri
 gatherer's for the Java consumer (``kafka.consumer.<attribute>``, label ``client-id``):
 ``kafka.consumer.rebalance-latency-avg``; our assignment-quality group is
 ``kafka.consumer.assignment.<name>``.  ``*-total`` metrics are observable counters
-(cumulative), the rest observable gauges.  Needs only ``opentelemetry-api``; an SDK (or
-any other implementation) configured by the application does the exporting.
+(cumulative), the rest observable gauges; a metric with no sample yet (a max over no
+rebalance, a ``-last`` before the first) is not observed.  Needs only
+``opentelemetry-api``; an SDK (or any other implementation) configured by the application
+does the exporting.
 """
 
 from __future__ import annotations
 
+import math
 import threading
 from collections.abc import Iterable
 from typing import Any
@@ -24,7 +27,7 @@ from opentelemetry import metrics as otel_metrics
 from opentelemetry.metrics import CallbackOptions, Meter, MeterProvider, Observation
 
 from . import COORDINATOR_GROUP, QUALITY_GROUP, GroupMetrics
-from ._export import Members, finite_or_nan, first_line, group_metrics, read
+from ._export import Members, first_line, group_metrics, read
 
 __all__ = ["METER_NAME", "OtelExport", "instrument_name", "register", "unregister"]
 
@@ -89,7 +92,8 @@ class OtelExport:
                     if r.name != name or r.group != group or r.tags in seen:
                         continue  # (same tags on two consumers: the first one)
                     seen.add(r.tags)
-                    out.append(Observation(finite_or_nan(r.value), dict(r.tags)))
+                    if math.isfinite(r.value):  # (no sample yet: no observation, no point)
+                        out.append(Observation(r.value, dict(r.tags)))
             return out
 
         return observe
