@@ -63,6 +63,15 @@ def test_demo_short_runs_the_groups_then_the_pipeline_and_cleans_up(
     assert "summary (per assignor" in out
     table = out[out.index("summary (per assignor"):]
     assert "range" in table and "cooperative-balanced-sticky" in table and "peak lag" in table
+    # the members' own rebalance metrics: live, in the second table and in the report
+    assert re.search(r"live   metrics: rebalances=[1-9]\d* failed=\d+ latency avg/max=", out)
+    metrics_table = out[out.index("rebalance metrics (the consumers' own"):]
+    ours = next(line for line in metrics_table.splitlines()
+                if line.startswith("cooperative-balanced-sticky"))
+    assert int(ours.split()[1]) >= 4  # start, scale up, scale down, kill: one rebalance each
+    live = json.loads((report_dir / "live_metrics.json").read_text())
+    assert [g["label"] for g in live["groups"]] == ["range", "cooperative-balanced-sticky"]
+    assert live["groups"][1]["metrics"]["rebalances"] == int(ours.split()[1])
     # every rebalance reached a stable group (a timeout would be a "note [...]" line)
     assert "note [" not in out and "did not reach a stable group" not in proc.stderr
     # the pipeline ran and the printed path is the report it wrote
@@ -94,6 +103,8 @@ def test_demo_short_runs_the_groups_then_the_pipeline_and_cleans_up(
     # is there, no JSON printed; the screenshot is left beside the report
     seen = check_report(report)
     assert seen.images == 5 and seen.sections[-1] == "Sizing: partitions and consumers"
+    assert "Live groups: the consumers' own rebalance metrics" in seen.sections
+    assert '<section id="live">' in page
     profile = json.loads((report_dir / "profile" / "profile.json").read_text())
     assert {e["topic"] for e in profile["partitions"]} == set(re.findall(
         r"topics: (demo-orders-\w+) \(8 partitions\), (demo-payments-\w+)", out)[0])

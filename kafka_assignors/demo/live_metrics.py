@@ -119,8 +119,8 @@ def _opt(value: object) -> str:
 def render_line(f: GroupFigures | None) -> str:
     """One line of the live view."""
     if f is None:
-        return "  metrics: none reported (kafka-python's own strategies have no kafka-assignors " \
-               "metrics)"
+        return ("  metrics: none reported yet (members of kafka-python's own strategies have "
+                "none)")
     pause = "-" if f.kept_pause_max_s is None else f"{f.kept_pause_max_s:.2f}s"
     return (
         f"  metrics: rebalances={f.rebalances} failed={f.failed} "
