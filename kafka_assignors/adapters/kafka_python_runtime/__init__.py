@@ -29,7 +29,7 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
-from . import cooperative, join
+from . import cooperative, join, metrics
 
 log = logging.getLogger("kafka_assignors")
 
@@ -212,7 +212,38 @@ def install_for_caller(assignor: object) -> RuntimeStatus | None:
     done = runtime_status(coordinator)
     if done is not None:
         return done
-    return install(coordinator, keep_reading=_all_cooperative(coordinator))
+    # the metrics' round-trip wrapper goes under the join fix's, their pause hooks over
+    # the runtime's (they measure what the consumer sees)
+    group_metrics = _install_metrics_events(coordinator)
+    status = install(coordinator, keep_reading=_all_cooperative(coordinator))
+    if group_metrics is not None:
+        metrics.install_pause(coordinator, group_metrics)
+        _attach_to_consumer(group_metrics)
+    return status
+
+
+def _install_metrics_events(coordinator: Any) -> Any:
+    """The consumer's metrics, where the runtime installs (tested kafka-python releases, not
+    opted out: an opted-out consumer keeps every kafka-python method as it is)."""
+    if opted_out() or kafka_python_version() not in TESTED_VERSIONS:
+        return None
+    return metrics.install_events(coordinator)
+
+
+def _attach_to_consumer(group_metrics: Any) -> None:
+    """Attach to the ``KafkaConsumer`` being built, found among the callers (its
+    ``__init__`` is building the coordinator); ``metrics_of`` also finds it through
+    ``consumer._coordinator`` once it is built."""
+    from kafka import KafkaConsumer
+
+    from ...metrics import attach
+    from .._callers import caller_value
+
+    consumer = caller_value(
+        lambda f: f.get("self") if isinstance(f.get("self"), KafkaConsumer) else None,
+        depth=12)
+    if consumer is not None:
+        attach(consumer, group_metrics)
 
 
 def _say_not_found(assignor: object) -> None:
