@@ -9,7 +9,11 @@ our assignors are left exactly as they are):
   until the broker expels it, and stops heartbeats until a poll takes up the result;
 * with the cooperative protocol, members that keep reading the partitions they keep
   while the group rebalances, revoke-first hand-overs and commits that survive the
-  rebalance (:mod:`.cooperative`).
+  rebalance (:mod:`.cooperative`);
+* the Java consumer's rebalance metrics and our assignment-quality metrics in the
+  consumer's own registry, so ``consumer.metrics()`` and ``metric_reporters`` show them
+  (:mod:`.metrics`; ``kafka_assignors.metrics.metrics_of(consumer)`` returns them; none
+  with ``metrics_enabled=False``).
 
 Every change wraps one of kafka-python's own coordinator methods on the instance. It is
 installed when kafka-python's coordinator first asks our assignor which rebalance
@@ -17,7 +21,8 @@ protocols it supports (inside ``KafkaConsumer(...)``), only on the kafka-python 
 in :data:`TESTED_VERSIONS`, after checking every private name it relies on (otherwise it
 logs one warning and changes nothing), and logs one line per consumer saying what it did,
 or that it is not active there and why. Opt out for a process with the environment
-variable ``KAFKA_ASSIGNORS_KAFKA_PYTHON_RUNTIME=off``.
+variable ``KAFKA_ASSIGNORS_KAFKA_PYTHON_RUNTIME=off`` (no metrics then either: nothing of
+kafka-python's is wrapped).
 """
 
 from __future__ import annotations
