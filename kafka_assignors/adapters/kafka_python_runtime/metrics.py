@@ -30,6 +30,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
+import time
 from collections.abc import Callable, Coroutine
 from typing import Any
 
@@ -55,7 +56,8 @@ def metrics_for(coordinator: Any) -> GroupMetrics | None:
     return found if isinstance(found, GroupMetrics) else None
 
 
-def install_events(coordinator: Any) -> GroupMetrics | None:
+def install_events(coordinator: Any, clock: Callable[[], float] = time.monotonic,
+                   ) -> GroupMetrics | None:
     """Register the metrics and wrap the round trip and listener calls; idempotent.
 
     Call before the runtime's join fix wraps ``_do_join_and_sync_async``.
@@ -77,7 +79,8 @@ def install_events(coordinator: Any) -> GroupMetrics | None:
         return None
     # kafka-python's own coordinator metrics' group: Java's name with the default prefix
     prefix = coordinator.config.get("metric_group_prefix", "consumer")
-    metrics = GroupMetrics(registry, coordinator_group=f"{prefix}-coordinator-metrics")
+    metrics = GroupMetrics(registry, clock=clock,
+                           coordinator_group=f"{prefix}-coordinator-metrics")
     if not _mark(coordinator, metrics):
         return None
     _wrap_events(coordinator, metrics)
