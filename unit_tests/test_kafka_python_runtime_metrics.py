@@ -277,3 +277,23 @@ def test_opted_out_consumers_get_no_metrics(monkeypatch: pytest.MonkeyPatch) -> 
         assert "rebalance-total" not in consumer.metrics().get(COORDINATOR_GROUP, {})
     finally:
         consumer.close()
+
+
+def test_a_coordinator_of_another_shape_gets_nothing(caplog: pytest.LogCaptureFixture,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """A kafka-python whose coordinator lacks a name the hooks use: one warning, no metrics,
+    nothing wrapped."""
+
+    class Other:
+        group_id = "g"
+        config = {"metrics": Metrics()}
+
+        def poll(self) -> bool:
+            return True
+
+    coordinator = Other()
+    monkeypatch.setattr(hooks, "_warned", set())
+    with caplog.at_level("WARNING", logger="kafka_assignors"):
+        assert hooks.install_events(coordinator) is None
+    assert "_do_join_and_sync_async" in caplog.text
+    assert "poll" not in vars(coordinator)

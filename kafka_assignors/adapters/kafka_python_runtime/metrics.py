@@ -66,6 +66,11 @@ def install_events(coordinator: Any, clock: Callable[[], float] = time.monotonic
     if done is not None or getattr(coordinator, _MARK, None) is False:
         return done
     missing = [n for n in NEEDS if not hasattr(coordinator, n)]
+    if not missing:
+        missing = ([f"Generation.{n}" for n in ("is_lost",)
+                    if not hasattr(coordinator._generation, n)]
+                   + [f"SubscriptionState.{n}" for n in ("assigned_partitions",)
+                      if not hasattr(coordinator._subscription, n)])
     registry = coordinator.config.get("metrics") if not missing else None
     if registry is None:
         _mark(coordinator, False)
@@ -167,18 +172,14 @@ def install_pause(coordinator: Any, metrics: GroupMetrics) -> None:
         coordinator._on_join_complete_async)
     original_poll: Callable[..., bool] = coordinator.poll
 
-    def open_window() -> None:
-        with pause.lock:
-            if pause.held is None:
-                pause.held = set(subscription.assigned_partitions())
-                pause.lost = False
-                pause.touched = True
-
     async def on_join_prepare(generation: int, member_id: str,
                               timeout_ms: float | None = None) -> None:
-        open_window()
-        if coordinator._generation.is_lost() and subscription.assigned_partitions():
-            pause.lost = True  # on_partitions_lost: nothing is kept
+        held = set(subscription.assigned_partitions())
+        lost = coordinator._generation.is_lost() and bool(held)
+        with pause.lock:
+            if pause.held is None:  # the rebalance's first prepare opens its window
+                pause.held, pause.lost, pause.touched = held, False, True
+            pause.lost = pause.lost or lost  # on_partitions_lost: nothing is kept
         await original_prepare(generation, member_id, timeout_ms=timeout_ms)
 
     async def on_join_complete(generation: int, member_id: str, protocol: str,
