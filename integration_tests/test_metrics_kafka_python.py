@@ -124,6 +124,16 @@ def _check_quality(values: dict[str, float], witness: Witness,
             <= max(a.finished - a.began for a in done))
 
 
+def _print_summary(mode: str, values: dict[str, dict[str, float]], driver: Driver) -> None:
+    c, q = values[COORDINATOR_GROUP], values[QUALITY_GROUP]
+    print(f"metrics ({mode}): {c['rebalance-total']:.0f} rebalances, "
+          f"{c['failed-rebalance-total']:.0f} failed round trips, latency avg "
+          f"{c['rebalance-latency-avg']:.0f} ms max {c['rebalance-latency-max']:.0f} ms; "
+          f"{q['assignments-total']:.0f} assignments, {q['partitions-moved-total']:.0f} moved; "
+          f"kept-partition pause max {q['kept-partition-pause-seconds-max'] * 1000:.0f} ms "
+          f"(longest poll call {driver.longest_poll_s() * 1000:.0f} ms)")
+
+
 def _by_topic(tps: set[tuple[str, int]]) -> dict[str, list[int]]:
     out: dict[str, list[int]] = {}
     for t, p in sorted(tps):
@@ -179,6 +189,7 @@ def test_cooperative_group_through_joins_a_leave_a_crash_and_a_subscription_chan
         finally:
             consumer.close(autocommit=False)
     n = _check_rebalance_metrics(values[COORDINATOR_GROUP], witness, listener, driver, read)
+    _print_summary("cooperative", values, driver)
     # 7 steps; the leader gives partitions away in three of them: a second round each
     assert n >= 10, n
     quality = values[QUALITY_GROUP]
@@ -216,6 +227,7 @@ def test_eager_kept_partitions_pause_for_the_whole_rebalance(
         finally:
             consumer.close(autocommit=False)
     _check_rebalance_metrics(values[COORDINATOR_GROUP], witness, listener, driver, read)
+    _print_summary("eager", values, driver)
     quality = values[QUALITY_GROUP]
     _check_quality(quality, witness, {a: 4})
     last = witness.rebalances()[-1]
