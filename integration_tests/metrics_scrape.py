@@ -207,6 +207,22 @@ def _finite(value: Any) -> Any:
     return value
 
 
+def _warm_up(bootstrap: str, topic: str, timeout: float = 90.0) -> None:
+    """One group joined and left first: a new broker creates and loads the offsets topic on
+    the first group's FindCoordinator, and answers the JoinGroups of that time with
+    NOT_COORDINATOR (failed rebalances a long-running cluster does not show)."""
+    from kafka import KafkaConsumer
+
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap.split(","), group_id="warm-up-"
+                             + uuid.uuid4().hex[:8], session_timeout_ms=10_000)
+    try:
+        consumer.subscribe([topic])
+        _poll_until([consumer], lambda: len(consumer.assignment()) == PARTITIONS, timeout,
+                    "the warm-up group")
+    finally:
+        consumer.close()
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -225,6 +241,7 @@ def main(argv: list[str] | None = None) -> int:
     topic = f"metrics-scrape-{uuid.uuid4().hex[:8]}"
     try:
         create_topic(bootstrap, topic, PARTITIONS)
+        _warm_up(bootstrap, topic)
         result = run_scrape(bootstrap, topic)
         delete_topic(bootstrap, topic)
     finally:

@@ -76,5 +76,6 @@ assignment was, how long a kept partition went unread). The same numbers are in
 gave to another owner, summed over their assignments. Withheld: partitions the last
 cooperative assignment held back for a second round. "(last)": the newest assignment.
 Kept pause: the longest a partition that stayed with its member could not be read during a
-rebalance (0 when the member went on reading, as a cooperative member of ours does).</p>
+rebalance: short when the member reads on through it, as a cooperative member of ours does;
+the whole rebalance for a member that stops.</p>
 """
