@@ -110,6 +110,25 @@ def test_two_consumers_with_the_same_labels_export_one_series(
     assert "own client_id" in caplog.text
 
 
+def test_a_consumer_is_found_through_the_attribute_its_adapter_sets() -> None:
+    """Any consumer object carrying GroupMetrics (kafka-python, aiokafka, the bridge) is
+    exported by passing the consumer itself."""
+    from types import SimpleNamespace
+
+    from kafka_assignors.metrics import attach
+
+    gm, _ = _two_rebalances("via-consumer")
+    consumer = SimpleNamespace()
+    assert attach(consumer, gm)
+    registry = CollectorRegistry()
+    prom_export.register(consumer, registry)
+    key = ("kafka_consumer_consumer_coordinator_metrics_rebalance_total",
+           (("client_id", "via-consumer"),))
+    assert _scrape(registry)[key] == 2
+    assert prom_export.unregister(consumer, registry)
+    assert key not in _scrape(registry)
+
+
 def test_an_object_without_metrics_is_refused_with_the_reason() -> None:
     """register() on something that is no consumer of ours says what it needs."""
     with pytest.raises(TypeError, match="carries no kafka-assignors metrics"):
