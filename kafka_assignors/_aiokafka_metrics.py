@@ -33,19 +33,17 @@ from typing import Any
 
 from aiokafka.abc import ConsumerRebalanceListener
 
-from .metrics import ATTRIBUTE, GroupMetrics, attach
+from .metrics import ATTRIBUTE, GroupMetrics, attach, metrics_of
 
 log = logging.getLogger("kafka_assignors")
 
 #: The coordinator attributes wrapped or read (checked before installing).
 NEEDS = ("_send_req", "_perform_assignment", "_on_join_prepare", "_on_join_complete",
-         "_lookup_assignor",
-         "_subscription", "group_id")
+         "_lookup_assignor", "_subscription", "group_id")
 #: Attributes of aiokafka's ``SubscriptionState`` read or replaced.
 SUBSCRIPTION_NEEDS = ("_listener", "assigned_partitions")
 #: Kafka API keys of the requests that make a rebalance.
 JOIN_GROUP, SYNC_GROUP = 11, 14
-_MARK = "_kafka_assignors_metrics_installed"
 _lock = threading.Lock()
 _warned = False
 #: aiokafka ``SubscriptionState`` (one per consumer, made in its constructor) -> metrics, so
@@ -78,7 +76,7 @@ def install(coordinator: Any) -> GroupMetrics | None:
     global _warned
     if coordinator is None:
         return None
-    done: GroupMetrics | None = getattr(coordinator, _MARK, None)
+    done = metrics_of(coordinator)
     if done is not None:
         return done
     missing = [n for n in NEEDS if not hasattr(coordinator, n)]
@@ -94,7 +92,8 @@ def install(coordinator: Any) -> GroupMetrics | None:
     client_id = getattr(getattr(coordinator, "_client", None), "_client_id", None)
     metrics = metrics_for_subscription(coordinator._subscription, client_id)
     _Recorder(coordinator, metrics).wrap()
-    setattr(coordinator, _MARK, metrics)
+    # on the coordinator too: ``metrics_of(consumer)`` looks there (``consumer._coordinator``)
+    attach(coordinator, metrics)
     return metrics
 
 
