@@ -128,7 +128,7 @@ class Expectations:
             if calls:
                 self.seen_kinds.add(kind)
                 own = calls[-1].end - calls[-1].start
-                assert own * 1000 <= value <= span, (step.name, kind)
+                assert own * 1000 <= value <= span, (step.name, kind, own, value, span)
             elif kind not in self.seen_kinds:
                 assert value == -math.inf, (step.name, kind)  # no sample (Max of none)
 

@@ -19,10 +19,12 @@ Steps run in the order they were posted.  While the listener waits it yields to
 kafka-python's event loop, so heartbeats and the step's own commits go on.
 
 Metrics (when given a :class:`~kafka_assignors.metrics.GroupMetrics`): each user callback
-is timed as Java times its listener (``partition-assigned/revoked/lost-latency``), and
-each rebalance after which this member keeps partitions records how long the longest
-kept one was out of librdkafka's assignment (eager: from the revoke step's ``unassign``
-to the assign step's ``assign``; cooperative: 0, librdkafka keeps fetching it).
+is timed as Java times its listener (``partition-assigned/revoked/lost-latency``), and the
+kept-partition pause is recorded for each rebalance in which this member keeps partitions:
+eager, from the revoke step's ``unassign`` to the assign step's ``assign`` (librdkafka
+fetches none of them meanwhile); cooperative, the time the application's ``poll()`` spent
+running the steps (librdkafka keeps fetching the kept partitions, but the application
+reads nothing while its callbacks and the revocation's commit run).
 """
 
 from __future__ import annotations
@@ -157,12 +159,7 @@ class Rebalancer(AsyncConsumerRebalanceListener):  # type: ignore[misc]
             # the membership client never fetches (librdkafka does): no position lookup either
             self._membership.pause(tp)
             self._membership.seek(tp, 0)
-        if self.ignoring:
-            return
-        if self.cooperative and self._metrics is not None and self._progress.assigned():
-            # what is still held after the revocation round stayed in librdkafka throughout
-            self._metrics.record_kept_pause(0.0)
-        if self.cooperative and not assigned:
+        if self.ignoring or (self.cooperative and not assigned):
             return
         self._post(Step(ASSIGN, _keys(assigned)))
 
@@ -218,6 +215,9 @@ class Rebalancer(AsyncConsumerRebalanceListener):  # type: ignore[misc]
     def serve(self) -> None:
         """Run every posted step; re-raise the first exception of a user callback afterwards."""
         first_error: BaseException | None = None
+        timing = self.cooperative and self._metrics is not None and bool(self._steps)
+        if timing:
+            started, before = time.monotonic(), set(self._progress.assigned())
         while self._steps:
             step = self._steps.popleft()
             with step.lock:
@@ -232,6 +232,10 @@ class Rebalancer(AsyncConsumerRebalanceListener):  # type: ignore[misc]
                     step.waiter.notify()
             if first_error is None:
                 first_error = error
+        if timing and self._metrics is not None and before & set(self._progress.assigned()):
+            # cooperative: librdkafka kept fetching the kept partitions, but the application
+            # read none of them while its poll() ran the steps
+            self._metrics.record_kept_pause(time.monotonic() - started)
         if first_error is not None:
             raise first_error
 
