@@ -60,7 +60,9 @@ def spy_on_wire(consumer: Any, seen: Observed) -> None:
         if api_key not in (JOIN_GROUP, SYNC_GROUP):
             return await send(*args, **kwargs)
         exchange = Exchange(api_key, time.monotonic())
-        raw = getattr(request, "_group_assignment", None)
+        # (aiokafka 0.13+: a request builder; 0.12: the versioned struct itself)
+        raw = getattr(request, "_group_assignment", None) or getattr(
+            request, "group_assignment", None)
         if api_key == SYNC_GROUP and raw:
             exchange.assignment = {
                 member: frozenset((t, p) for t, ps in MemberAssignment.decode(data).assignment

@@ -26,7 +26,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
-import time
 import weakref
 from collections.abc import Callable, Coroutine, Iterable
 from typing import Any
@@ -103,7 +102,7 @@ class _Recorder:
     def __init__(self, coordinator: Any, metrics: GroupMetrics) -> None:
         self.c = coordinator
         self.metrics = metrics
-        #: partitions held when the last prepare began, and when that was (perf_counter)
+        #: partitions held when the last prepare began, and when that was (the metrics clock)
         self.paused: frozenset[Any] = frozenset()
         self.paused_since: float | None = None
 
@@ -148,7 +147,7 @@ class _Recorder:
             if self.paused_since is None:
                 self.paused = frozenset(previous_assignment.tps if previous_assignment
                                         is not None else ())
-                self.paused_since = time.perf_counter()
+                self.paused_since = self.metrics.clock()
             self._time_listener()
             await prepare(previous_assignment)
 
@@ -158,7 +157,7 @@ class _Recorder:
             since, self.paused_since = self.paused_since, None
             kept = self.paused & set(self.c._subscription.assigned_partitions())
             if since is not None and kept:
-                metrics.record_kept_pause(time.perf_counter() - since)
+                metrics.record_kept_pause(self.metrics.clock() - since)
 
         c._send_req = send_req
         c._perform_assignment = perform_assignment

@@ -15,6 +15,7 @@ the bridge's internal listener) stay in its private registry, unread.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -26,9 +27,10 @@ log = logging.getLogger("kafka_assignors.confluent")
 FORWARDED = ("rebalance_started", "rebalance_succeeded", "rebalance_failed", "record_leader")
 
 
-def bridge_metrics(membership_client: Any, client_id: str) -> GroupMetrics:
+def bridge_metrics(membership_client: Any, client_id: str,
+                   clock: Callable[[], float] = time.monotonic) -> GroupMetrics:
     """The bridged consumer's metrics, fed by ``membership_client``'s group events."""
-    own = GroupMetrics(tags={"client-id": client_id})
+    own = GroupMetrics(tags={"client-id": client_id}, clock=clock)
     source = metrics_of(membership_client)
     if source is None:
         log.warning("confluent bridge: the membership client records no rebalance events "

@@ -215,9 +215,9 @@ class Rebalancer(AsyncConsumerRebalanceListener):  # type: ignore[misc]
     def serve(self) -> None:
         """Run every posted step; re-raise the first exception of a user callback afterwards."""
         first_error: BaseException | None = None
-        timing = self.cooperative and self._metrics is not None and bool(self._steps)
-        if timing:
-            started, before = time.monotonic(), set(self._progress.assigned())
+        metrics = self._metrics if self.cooperative and self._steps else None
+        if metrics is not None:
+            started, before = metrics.clock(), set(self._progress.assigned())
         while self._steps:
             step = self._steps.popleft()
             with step.lock:
@@ -232,10 +232,10 @@ class Rebalancer(AsyncConsumerRebalanceListener):  # type: ignore[misc]
                     step.waiter.notify()
             if first_error is None:
                 first_error = error
-        if timing and self._metrics is not None and before & set(self._progress.assigned()):
+        if metrics is not None and before & set(self._progress.assigned()):
             # cooperative: librdkafka kept fetching the kept partitions, but the application
             # read none of them while its poll() ran the steps
-            self._metrics.record_kept_pause(time.monotonic() - started)
+            metrics.record_kept_pause(metrics.clock() - started)
         if first_error is not None:
             raise first_error
 
@@ -291,8 +291,8 @@ class Rebalancer(AsyncConsumerRebalanceListener):  # type: ignore[misc]
                 self._raw.incremental_unassign(partitions)
             else:
                 self._raw.unassign()
-        if kind == REVOKE and not self.cooperative:
-            released = time.monotonic()
+        if kind == REVOKE and not self.cooperative and self._metrics is not None:
+            released = self._metrics.clock()
             self._released = {key: released for key in keys}
         else:
             self._released = {}
@@ -324,7 +324,7 @@ class Rebalancer(AsyncConsumerRebalanceListener):  # type: ignore[misc]
         released, self._released = self._released, {}
         kept = [released[k] for k in keys if k in released]
         if kept and self._metrics is not None:
-            self._metrics.record_kept_pause(time.monotonic() - min(kept))
+            self._metrics.record_kept_pause(self._metrics.clock() - min(kept))
 
     def _callback(self, kind: str, callback: Callback | None,
                   partitions: list[Any]) -> BaseException | None:
