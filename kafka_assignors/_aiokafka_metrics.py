@@ -17,8 +17,9 @@ meanings of Apache Kafka's ``AbstractCoordinator``/``ConsumerCoordinator``:
 * the longest pause of a kept partition: aiokafka stops fetching every partition when it
   prepares a rebalance (eager only) and resumes once the new assignment is in place.
 
-Tested on aiokafka 0.12.0, 0.13.0 and 0.14.0 (the ``aiokafka`` extra's range); every
-private name is checked before anything is wrapped, otherwise one warning and no metrics.
+Tested on aiokafka 0.12.0 and 0.14.0 (the ``aiokafka`` extra's floor and newest, in the
+compatibility matrix) and 0.13.0; every private name is checked before anything is
+wrapped, otherwise one warning and no metrics.
 """
 
 from __future__ import annotations
