@@ -143,8 +143,8 @@ async def run_scenario(bootstrap: str, group: str, topic: str, topic2: str,
             await asyncio.sleep(0.05)
         # settled: this member and the others hold what they should; read at once (one loop,
         # so nothing is recorded between the last observation and this read)
-        read = time.monotonic()
         values = kaa.metrics(consumer)
+        read = time.monotonic()  # after the read: every bound taken from it is an upper one
         steps.append(Step(name, trigger, seen.exchanges[n_ex:], seen.calls[n_calls:], read,
                           values, Observed(list(seen.exchanges), list(seen.calls)),
                           partitions))

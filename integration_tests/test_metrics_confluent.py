@@ -147,8 +147,8 @@ def run_scenario(bootstrap: str, group: str, strategy: str, topic: str, topic2: 
             for other in others.live():
                 assert others.members[other].proc.poll() is None, others.log_tail(other)
             consumer.poll(0.05)  # callbacks run in here, on this thread
-        read = time.monotonic()
         values = consumer.metrics()
+        read = time.monotonic()  # after the read: every bound taken from it is an upper one
         steps.append(Step(name, trigger, seen.exchanges[n_ex:], seen.calls[n_calls:], read,
                           values, Observed(list(seen.exchanges), list(seen.calls)),
                           partitions))
