@@ -60,7 +60,8 @@ kafka-python-versions: venv
 # The adapter's unit tests again in venvs holding kafka-python 2.2 and 2.3 (made on first use
 # under ~/.cache/kafka-assignors/venvs/; the checkout is imported through PYTHONPATH).
 KAFKA_PYTHON_2X := 2.2.21 2.3.3
-KAFKA_PYTHON_2X_TESTS := unit_tests/test_kafka_python_versions.py unit_tests/test_user_data_ownership.py
+KAFKA_PYTHON_2X_TESTS := unit_tests/test_kafka_python_versions.py unit_tests/test_user_data_ownership.py \
+	unit_tests/test_metrics_core.py
 .PHONY: unit-kafka-python-2
 unit-kafka-python-2: venv
 	@for v in $(KAFKA_PYTHON_2X); do echo "== unit tests on kafka-python $$v"; \

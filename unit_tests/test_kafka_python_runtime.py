@@ -27,6 +27,10 @@ REPLACED_BY_COOPERATIVE = {"poll", "time_to_next_poll", "_on_join_complete_async
                            "generation_if_stable", "_send_offset_commit_request",
                            "_handle_offset_commit_response", "ensure_active_group", "close",
                            "_do_commit_offsets_async", "_on_join_prepare_async"}
+#: the metrics' hooks (kafka_python_runtime.metrics), on every consumer with our assignors
+REPLACED_BY_METRICS = {"_do_join_and_sync_async", "_invoke_rebalance_listener_async",
+                       "_perform_assignment", "_on_join_prepare_async",
+                       "_on_join_complete_async", "poll"}
 
 
 def _consumer(strategy: list[Any]) -> Any:
@@ -36,7 +40,8 @@ def _consumer(strategy: list[Any]) -> Any:
 
 
 def _replaced(consumer: Any) -> set[str]:
-    return set(vars(consumer._coordinator)) & (REPLACED_BY_JOIN_FIX | REPLACED_BY_COOPERATIVE)
+    return set(vars(consumer._coordinator)) & (
+        REPLACED_BY_JOIN_FIX | REPLACED_BY_COOPERATIVE | REPLACED_BY_METRICS)
 
 
 @pytest.mark.parametrize("strategy", [
@@ -48,7 +53,8 @@ def test_a_cooperative_consumer_gets_the_whole_runtime_without_a_call(strategy: 
     try:
         status = runtime.runtime_status(consumer._coordinator)
         assert status == runtime.RuntimeStatus(join_fix=True, keep_reading=True)
-        assert _replaced(consumer) == REPLACED_BY_JOIN_FIX | REPLACED_BY_COOPERATIVE
+        assert _replaced(consumer) == (
+            REPLACED_BY_JOIN_FIX | REPLACED_BY_COOPERATIVE | REPLACED_BY_METRICS)
     finally:
         consumer.close()
 
@@ -63,7 +69,7 @@ def test_an_eager_consumer_gets_the_join_fix_only(strategy: list[Any]) -> None:
     try:
         status = runtime.runtime_status(consumer._coordinator)
         assert status == runtime.RuntimeStatus(join_fix=True, keep_reading=False)
-        assert _replaced(consumer) == REPLACED_BY_JOIN_FIX
+        assert _replaced(consumer) == REPLACED_BY_JOIN_FIX | REPLACED_BY_METRICS
     finally:
         consumer.close()
 

@@ -281,6 +281,15 @@ class KafkaPythonAssignor(AbstractPartitionAssignor):  # type: ignore[misc]
         state.weights_at = time.monotonic()
         return state.weights
 
+    def report_for(self, coordinator: object) -> LeaderReport | None:
+        """The last assignment this instance computed as ``coordinator``'s consumer's leader."""
+        with self._states_lock:
+            try:
+                state = self._states.get(coordinator)
+            except TypeError:  # not weakly referenceable: it used the instance's own state
+                state = self._own_state
+        return None if state is None else state.leader.last_report
+
     @property
     def last_report(self) -> Any:
         """Figures of the last assignment this instance computed as leader (or None).

@@ -120,8 +120,13 @@ class GroupMetrics:
 
 
 def metrics_of(consumer: object) -> GroupMetrics | None:
-    """The :class:`GroupMetrics` an adapter attached to ``consumer`` (None if none)."""
+    """The :class:`GroupMetrics` an adapter attached to ``consumer`` (None if none).
+
+    A kafka-python ``KafkaConsumer`` is also looked up through its coordinator.
+    """
     found = getattr(consumer, ATTRIBUTE, None)
+    if found is None:
+        found = getattr(getattr(consumer, "_coordinator", None), ATTRIBUTE, None)
     return found if isinstance(found, GroupMetrics) else None
 
 

@@ -9,7 +9,11 @@ our assignors are left exactly as they are):
   until the broker expels it, and stops heartbeats until a poll takes up the result;
 * with the cooperative protocol, members that keep reading the partitions they keep
   while the group rebalances, revoke-first hand-overs and commits that survive the
-  rebalance (:mod:`.cooperative`).
+  rebalance (:mod:`.cooperative`);
+* the Java consumer's rebalance metrics and our assignment-quality metrics in the
+  consumer's own registry, so ``consumer.metrics()`` and ``metric_reporters`` show them
+  (:mod:`.metrics`; ``kafka_assignors.metrics.metrics_of(consumer)`` returns them; none
+  with ``metrics_enabled=False``).
 
 Every change wraps one of kafka-python's own coordinator methods on the instance. It is
 installed when kafka-python's coordinator first asks our assignor which rebalance
@@ -17,7 +21,8 @@ protocols it supports (inside ``KafkaConsumer(...)``), only on the kafka-python 
 in :data:`TESTED_VERSIONS`, after checking every private name it relies on (otherwise it
 logs one warning and changes nothing), and logs one line per consumer saying what it did,
 or that it is not active there and why. Opt out for a process with the environment
-variable ``KAFKA_ASSIGNORS_KAFKA_PYTHON_RUNTIME=off``.
+variable ``KAFKA_ASSIGNORS_KAFKA_PYTHON_RUNTIME=off`` (no metrics then either: nothing of
+kafka-python's is wrapped).
 """
 
 from __future__ import annotations
@@ -29,7 +34,7 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
-from . import cooperative, join
+from . import cooperative, join, metrics
 
 log = logging.getLogger("kafka_assignors")
 
@@ -212,7 +217,38 @@ def install_for_caller(assignor: object) -> RuntimeStatus | None:
     done = runtime_status(coordinator)
     if done is not None:
         return done
-    return install(coordinator, keep_reading=_all_cooperative(coordinator))
+    # the metrics' round-trip wrapper goes under the join fix's, their pause hooks over
+    # the runtime's (they measure what the consumer sees)
+    group_metrics = _install_metrics_events(coordinator)
+    status = install(coordinator, keep_reading=_all_cooperative(coordinator))
+    if group_metrics is not None:
+        metrics.install_pause(coordinator, group_metrics)
+        _attach_to_consumer(group_metrics)
+    return status
+
+
+def _install_metrics_events(coordinator: Any) -> Any:
+    """The consumer's metrics, where the runtime installs (tested kafka-python releases, not
+    opted out: an opted-out consumer keeps every kafka-python method as it is)."""
+    if opted_out() or kafka_python_version() not in TESTED_VERSIONS:
+        return None
+    return metrics.install_events(coordinator)
+
+
+def _attach_to_consumer(group_metrics: Any) -> None:
+    """Attach to the ``KafkaConsumer`` being built, found among the callers (its
+    ``__init__`` is building the coordinator); ``metrics_of`` also finds it through
+    ``consumer._coordinator`` once it is built."""
+    from kafka import KafkaConsumer
+
+    from ...metrics import attach
+    from .._callers import caller_value
+
+    consumer = caller_value(
+        lambda f: f.get("self") if isinstance(f.get("self"), KafkaConsumer) else None,
+        depth=12)
+    if consumer is not None:
+        attach(consumer, group_metrics)
 
 
 def _say_not_found(assignor: object) -> None:
