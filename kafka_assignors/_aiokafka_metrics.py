@@ -182,8 +182,7 @@ def _leader_report(coordinator: Any, protocol: Any) -> Any:
     inner = getattr(assignor, "_inner", None)
     if not isinstance(inner, KafkaPythonAssignor):
         return None
-    report_for = getattr(inner, "report_for", None)
-    return report_for(coordinator) if callable(report_for) else inner.last_report
+    return inner.report_for(coordinator)
 
 
 class _TimedListener(ConsumerRebalanceListener):  # type: ignore[misc]
