@@ -27,7 +27,8 @@ from kafka.protocol.consumer.metadata import (
     ConsumerProtocolSubscription,
 )
 
-from .adapters._callers import caller_value
+from . import _aiokafka_metrics
+from .adapters._callers import caller_value, calling_coordinator
 from .adapters.kafka_python import KafkaPythonAssignor
 from .adapters.leader import MODE_EAGER
 from .assignors.balanced_sticky import BalancedStickyAssignor as _BalancedSticky
@@ -43,6 +44,7 @@ __all__ = [
     "BalancedStickyAssignor",
     "CooperativeBalancedStickyAssignor",
     "for_aiokafka",
+    "metrics",
 ]
 
 
@@ -64,6 +66,8 @@ class AIOKafkaAssignor(_AIOAbstractAssignor):  # type: ignore[misc]
         return self._inner.last_report
 
     def metadata(self, topics: Any) -> bytes:
+        # asked just before each JoinGroup: the rebalance metrics start on this consumer now
+        _aiokafka_metrics.install(calling_coordinator(self))
         # aiokafka has no cooperative protocol: its members always run eager
         sub: ConsumerProtocolSubscription = self._inner.subscription(topics, MODE_EAGER)
         return bytes(sub.encode())
@@ -121,6 +125,19 @@ def _full_members(decoded: Mapping[str, Any]) -> list[Any]:
 
 def _v0(md: Any) -> Any:
     return SimpleNamespace(topics=list(md.subscription), user_data=md.user_data)
+
+
+def metrics(consumer: Any) -> dict[str, dict[str, float]]:
+    """The consumer's rebalance and assignment metrics: ``{group: {name: value}}``.
+
+    The shape of kafka-python's ``KafkaConsumer.metrics()``: Java's names in
+    ``consumer-coordinator-metrics`` and ours in ``kafka-assignors-assignment-metrics``
+    (see the README).  Recorded from the consumer's first join with one of our
+    assignors; callable at any time, before ``start()`` too (then the values are empty
+    or -1).  It also attaches the metrics to ``consumer`` as ``_kafka_assignors_metrics``,
+    where the Prometheus and OpenTelemetry exporters find them.
+    """
+    return _aiokafka_metrics.consumer_metrics(consumer).values()
 
 
 def for_aiokafka(assignor: type[KafkaPythonAssignor] | KafkaPythonAssignor) -> AIOKafkaAssignor:

@@ -17,6 +17,7 @@ from .matrix import client_floor, compat, installed
 BRIDGE = "integration_tests/test_confluent_bridge.py"
 PROTOCOL = "integration_tests/test_consumer_protocol_live.py"
 AIOKAFKA = "integration_tests/test_aiokafka_live.py"
+AIOKAFKA_METRICS = "integration_tests/test_metrics_aiokafka.py"
 
 
 def versions(package: str) -> list[str]:
@@ -70,7 +71,8 @@ def test_confluent_consumer_protocol(client_version: str, kafka_broker: BrokerHa
 @pytest.mark.parametrize("client_version", versions("aiokafka"))
 def test_aiokafka_mixed_group(client_version: str, kafka_broker: BrokerHandle) -> None:
     """aiokafka and kafka-python members share a group through a join, a leave and a crash,
-    either one leading, on this aiokafka."""
+    either one leading, and the rebalance metrics are right, on this aiokafka."""
     name = "test_mixed_group_through_join_leave_and_crash_stays_valid_balanced_and_sticky"
     _run("aiokafka", client_version, kafka_broker,
-         [f"{AIOKAFKA}::{name}[aiokafka-leads]", f"{AIOKAFKA}::{name}[kafka-python-leads]"])
+         [f"{AIOKAFKA}::{name}[aiokafka-leads]", f"{AIOKAFKA}::{name}[kafka-python-leads]",
+          AIOKAFKA_METRICS])

@@ -24,10 +24,12 @@ from kafka import KafkaConsumer
 from kafka import errors as kp_errors
 from kafka.coordinator.assignors.abstract import RebalanceProtocol
 
+from ..metrics import GroupMetrics, attach
 from ._callback_rules import CallbackRules
 from ._config import BridgeConfig, translate_config
 from ._errors import as_kafka_exception, state_error
 from ._membership import PATTERN_POLL_MS, POLL_MS, MembershipThread
+from ._metrics import bridge_metrics
 from ._offsets import Offsets, Progress, confluent_partitions, kafka_offsets, message_offsets
 from ._protocol_choice import Consumer
 from ._rebalance import Callback, OwnCalls, Rebalancer
@@ -81,9 +83,12 @@ class BridgedConsumer(CallbackRules, Consumer):
                 partition_assignment_strategy=self._assignors,
                 enable_auto_commit=False,
                 max_poll_records=1,
-                metrics_enabled=False,
+                # the kafka-python integration records the group's rebalances in this
+                # client's registry; the bridge forwards them into its own (._metrics)
+                metrics_enabled=True,
                 **options,
             )
+            self._metrics = bridge_metrics(client, str(options["client_id"]))
             self._membership = MembershipThread(
                 client,
                 max_poll_interval_s=max_poll_s,
@@ -110,7 +115,9 @@ class BridgedConsumer(CallbackRules, Consumer):
             auto_commit=settings.auto_commit,
             step_timeout_s=max_poll_s,
             on_post=self._slow_down,
+            metrics=self._metrics,
         )
+        attach(self, self._metrics)  # where metrics_of() and the exporters look
         self._steps = self._rebalancer.steps  # the same deque, checked by the slow path
 
     # --- group ------------------------------------------------------------------------------
@@ -167,6 +174,20 @@ class BridgedConsumer(CallbackRules, Consumer):
             log.warning("handing partitions back during a rebalance: their progress cannot be "
                         "committed and may be consumed again")
         self._rebalancer.release_all(lost=not (settled and self._membership.in_group()))
+
+    def metrics(self) -> dict[str, dict[str, float]]:
+        """Rebalance and assignment metrics: ``{group: {name: value}}``.
+
+        The shape of kafka-python's ``KafkaConsumer.metrics()``: Java's names in
+        ``consumer-coordinator-metrics`` and ours in ``kafka-assignors-assignment-metrics``
+        (see ``docs/confluent.md``).  librdkafka's own statistics stay in ``stats_cb``.
+        """
+        return self._metrics.values()
+
+    @property
+    def group_metrics(self) -> GroupMetrics:
+        """The :class:`~kafka_assignors.metrics.GroupMetrics` behind :meth:`metrics`."""
+        return self._metrics
 
     def memberid(self) -> str | None:
         """This member's id in the group (None before the first join)."""

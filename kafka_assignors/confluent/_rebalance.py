@@ -17,6 +17,14 @@ inside ``poll()``/``consume()``, as confluent-kafka runs rebalance callbacks.
 
 Steps run in the order they were posted.  While the listener waits it yields to
 kafka-python's event loop, so heartbeats and the step's own commits go on.
+
+Metrics (when given a :class:`~kafka_assignors.metrics.GroupMetrics`): each user callback
+is timed as Java times its listener (``partition-assigned/revoked/lost-latency``), and the
+kept-partition pause is recorded for each rebalance in which this member keeps partitions:
+eager, from the revoke step's ``unassign`` to the assign step's ``assign`` (librdkafka
+fetches none of them meanwhile); cooperative, the time the application's ``poll()`` spent
+running the steps (librdkafka keeps fetching the kept partitions, but the application
+reads nothing while its callbacks and the revocation's commit run).
 """
 
 from __future__ import annotations
@@ -32,12 +40,15 @@ from typing import Any, Protocol
 from confluent_kafka import TopicPartition as CTopicPartition
 from kafka.consumer.subscription_state import AsyncConsumerRebalanceListener
 
+from ..metrics import GroupMetrics
 from ._offsets import Key, Offsets, Progress
 
 log = logging.getLogger("kafka_assignors.confluent")
 
 Callback = Callable[[Any, list[Any]], None]
 ASSIGN, REVOKE, LOST = "assign", "revoke", "lost"
+#: the step kind -> the Java listener metric it is timed as
+_LISTENER_KIND = {ASSIGN: "assigned", REVOKE: "revoked", LOST: "lost"}
 
 
 class Librdkafka(Protocol):
@@ -116,8 +127,12 @@ class Rebalancer(AsyncConsumerRebalanceListener):  # type: ignore[misc]
         auto_commit: bool,
         step_timeout_s: float,
         on_post: Callable[[], None] = lambda: None,
+        metrics: GroupMetrics | None = None,
     ) -> None:
         self._consumer = consumer
+        self._metrics = metrics
+        #: eager: partitions the last revoke step took out of librdkafka, and when
+        self._released: dict[Key, float] = {}
         self._on_post = on_post
         self._raw = librdkafka
         self._membership = membership
@@ -200,6 +215,9 @@ class Rebalancer(AsyncConsumerRebalanceListener):  # type: ignore[misc]
     def serve(self) -> None:
         """Run every posted step; re-raise the first exception of a user callback afterwards."""
         first_error: BaseException | None = None
+        metrics = self._metrics if self.cooperative and self._steps else None
+        if metrics is not None:
+            started, before = metrics.clock(), set(self._progress.assigned())
         while self._steps:
             step = self._steps.popleft()
             with step.lock:
@@ -214,6 +232,10 @@ class Rebalancer(AsyncConsumerRebalanceListener):  # type: ignore[misc]
                     step.waiter.notify()
             if first_error is None:
                 first_error = error
+        if metrics is not None and before & set(self._progress.assigned()):
+            # cooperative: librdkafka kept fetching the kept partitions, but the application
+            # read none of them while its poll() ran the steps
+            metrics.record_kept_pause(metrics.clock() - started)
         if first_error is not None:
             raise first_error
 
@@ -250,24 +272,30 @@ class Rebalancer(AsyncConsumerRebalanceListener):  # type: ignore[misc]
         partitions = [CTopicPartition(t, p) for t, p in keys]
         if kind == ASSIGN:
             self._progress.add(keys)
-            error = self._callback(self.on_assign, partitions)
+            error = self._callback(ASSIGN, self.on_assign, partitions)
             if not self._user_moved:
                 if self.cooperative:
                     self._raw.incremental_assign(partitions)
                 else:
                     self._raw.assign(partitions)
+            self._record_kept(keys)
             log.info("assigned %s", _show(keys))
             return error
         auto_store = self._progress.auto_store
         # positions vanish once librdkafka lets go of a partition: read them first
         positions = self._progress.consumed(keys) if kind == REVOKE and auto_store else {}
         callback = self.on_revoke if kind == REVOKE else (self.on_lost or self.on_revoke)
-        error = self._callback(callback, partitions)
+        error = self._callback(kind, callback, partitions)
         if not self._user_moved:
             if self.cooperative:
                 self._raw.incremental_unassign(partitions)
             else:
                 self._raw.unassign()
+        if kind == REVOKE and not self.cooperative and self._metrics is not None:
+            released = self._metrics.clock()
+            self._released = {key: released for key in keys}
+        else:
+            self._released = {}
         if kind == REVOKE:
             # commits made so far (on_revoke's asynchronous ones too) go out before the
             # partitions are given back; later queued ones of theirs are dropped
@@ -291,13 +319,25 @@ class Rebalancer(AsyncConsumerRebalanceListener):  # type: ignore[misc]
             log.info("released %s", _show(keys))
         return error
 
-    def _callback(self, callback: Callback | None, partitions: list[Any]) -> BaseException | None:
+    def _record_kept(self, keys: list[Key]) -> None:
+        """Eager: the longest time a partition assigned again was out of librdkafka's hands."""
+        released, self._released = self._released, {}
+        kept = [released[k] for k in keys if k in released]
+        if kept and self._metrics is not None:
+            self._metrics.record_kept_pause(self._metrics.clock() - min(kept))
+
+    def _callback(self, kind: str, callback: Callback | None,
+                  partitions: list[Any]) -> BaseException | None:
         self._user_moved = False
         if callback is None:
             return None
         self._callback_thread = threading.get_ident()
         try:
-            callback(self._consumer, partitions)
+            if self._metrics is None:
+                callback(self._consumer, partitions)
+            else:
+                with self._metrics.listener(_LISTENER_KIND[kind]):  # type: ignore[arg-type]
+                    callback(self._consumer, partitions)
         except Exception as exc:  # re-raised from poll() once the step is complete
             log.exception("rebalance callback %r raised", callback)
             return exc
