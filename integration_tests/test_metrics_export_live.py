@@ -68,3 +68,112 @@ def _same_everywhere(scrape: Any) -> None:
                     assert got == pytest.approx(value), (name, got, value)
             compared += 1
     assert compared >= 20
+
+
+def _exported(registry: Any, reader: Any, client_id: str) -> tuple[dict[str, float],
+                                                                   dict[str, float]]:
+    """(Prometheus sample name -> value, OTel instrument name -> value) for one client."""
+    from prometheus_client import generate_latest
+    from prometheus_client.parser import text_string_to_metric_families
+
+    prom = {s.name: s.value
+            for family in text_string_to_metric_families(generate_latest(registry).decode())
+            for s in family.samples if s.labels.get("client_id") == client_id}
+    data = reader.get_metrics_data()
+    points = {m.name: p.value
+              for rm in data.resource_metrics for sm in rm.scope_metrics for m in sm.metrics
+              for p in m.data.data_points if dict(p.attributes).get("client-id") == client_id}
+    return prom, points
+
+
+def _register_both(consumer: Any) -> tuple[Any, Any, Any]:
+    from opentelemetry.sdk.metrics import MeterProvider
+    from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+    from prometheus_client import CollectorRegistry
+
+    from kafka_assignors.metrics import otel, prometheus
+
+    registry = CollectorRegistry()
+    prometheus.register(consumer, registry)
+    reader = InMemoryMetricReader()
+    provider = MeterProvider(metric_readers=[reader])
+    otel.register(consumer, meter_provider=provider)
+    return registry, reader, provider
+
+
+def _check_first_join(values: dict[str, dict[str, float]], prom: dict[str, float],
+                      points: dict[str, float]) -> None:
+    own = values["consumer-coordinator-metrics"]
+    assert own["rebalance-total"] >= 1
+    assert prom[C + "rebalance_total"] == own["rebalance-total"]
+    assert points["kafka.consumer.rebalance-total"] == own["rebalance-total"]
+    assert prom[C + "rebalance_latency_max"] == pytest.approx(own["rebalance-latency-max"])
+    quality = values["kafka-assignors-assignment-metrics"]
+    assert prom[Q + "assignments_total"] == quality["assignments-total"] >= 1
+    assert points["kafka.consumer.assignment.assignments-total"] == quality["assignments-total"]
+
+
+def test_one_call_exports_an_aiokafka_consumer(
+    kafka_broker: Any, make_topic: Callable[..., str]
+) -> None:
+    """An aiokafka consumer with our assignor, registered before start(), is exported after
+    its first join with the numbers kafka_assignors.aiokafka.metrics() gives."""
+    import asyncio
+    import time
+
+    from aiokafka import AIOKafkaConsumer
+
+    import kafka_assignors.aiokafka as kaa
+
+    topic = make_topic(4)
+
+    async def run() -> tuple[Any, ...]:
+        consumer = AIOKafkaConsumer(
+            topic, bootstrap_servers=kafka_broker.bootstrap, group_id=f"export-aio-{topic}",
+            client_id="exported-aiokafka",
+            partition_assignment_strategy=(kaa.BalancedStickyAssignor(),),
+        )
+        registry, reader, provider = _register_both(consumer)  # before start()
+        await consumer.start()
+        try:
+            deadline = time.monotonic() + 60
+            while len(consumer.assignment()) < 4:
+                assert time.monotonic() < deadline, "no assignment within 60 s"
+                await consumer.getmany(timeout_ms=200)
+            values = kaa.metrics(consumer)
+            prom, points = _exported(registry, reader, "exported-aiokafka")
+        finally:
+            await consumer.stop()
+            provider.shutdown()
+        return values, prom, points
+
+    _check_first_join(*asyncio.run(run()))
+
+
+def test_one_call_exports_a_bridged_confluent_consumer(
+    kafka_broker: Any, make_topic: Callable[..., str]
+) -> None:
+    """A kafka_assignors.confluent.Consumer is exported after its first join with the numbers
+    its own metrics() gives."""
+    import time
+
+    from kafka_assignors.confluent import Consumer
+
+    topic = make_topic(4)
+    consumer: Any = Consumer({
+        "bootstrap.servers": kafka_broker.bootstrap, "group.id": f"export-bridge-{topic}",
+        "client.id": "exported-bridge", "partition.assignment.strategy": "balanced-sticky",
+    })
+    registry, reader, provider = _register_both(consumer)
+    try:
+        consumer.subscribe([topic])
+        deadline = time.monotonic() + 60
+        while len(consumer.assignment()) < 4:
+            assert time.monotonic() < deadline, "no assignment within 60 s"
+            consumer.poll(0.2)
+        values = consumer.metrics()
+        prom, points = _exported(registry, reader, "exported-bridge")
+    finally:
+        consumer.close()
+        provider.shutdown()
+    _check_first_join(values, prom, points)

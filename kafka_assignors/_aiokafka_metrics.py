@@ -65,8 +65,9 @@ def consumer_metrics(consumer: Any) -> GroupMetrics:
     """The consumer's metrics, attached to it as ``_kafka_assignors_metrics``."""
     found: GroupMetrics | None = getattr(consumer, ATTRIBUTE, None)
     if found is None:
-        found = metrics_for_subscription(consumer._subscription,
-                                         getattr(consumer, "_client_id", None))
+        # (AIOKafkaConsumer keeps its client id on its client only)
+        client_id = getattr(getattr(consumer, "_client", None), "_client_id", None)
+        found = metrics_for_subscription(consumer._subscription, client_id)
         attach(consumer, found)
     return found
 

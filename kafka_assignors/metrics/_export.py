@@ -40,6 +40,12 @@ def group_metrics(target: object) -> GroupMetrics:
     if isinstance(target, GroupMetrics):
         return target
     found = metrics_of(target)
+    if found is None and type(target).__module__.startswith("aiokafka"):
+        # an aiokafka consumer gets its metrics attached when first asked for them (they are
+        # recorded from its first join with our assignors, started or not)
+        from .._aiokafka_metrics import consumer_metrics
+
+        found = consumer_metrics(target)
     if found is None:
         raise TypeError(
             f"{type(target).__name__} carries no kafka-assignors metrics: pass a kafka-python "
