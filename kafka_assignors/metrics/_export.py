@@ -68,7 +68,7 @@ def read(metrics: GroupMetrics) -> Iterator[Reading]:
             continue
         try:
             value = float(metric.value())
-        except (TypeError, ValueError):  # a measurable that is not a number: not exportable
+        except Exception:  # (one metric that cannot be read must not fail a whole scrape)
             continue
         yield Reading(
             group,
@@ -112,10 +112,18 @@ class Members:
         return self._refs.pop(id(metrics), None) is not None
 
     def __iter__(self) -> Iterator[GroupMetrics]:
-        for ref in list(self._refs.values()):
+        for ref in self._snapshot():
             metrics = ref()
             if metrics is not None:
                 yield metrics
+
+    def _snapshot(self) -> list[Callable[[], GroupMetrics | None]]:
+        # a weakref callback (a collection while copying) can drop an entry mid-copy
+        while True:
+            try:
+                return list(self._refs.values())
+            except RuntimeError:
+                continue
 
     def __len__(self) -> int:
         return sum(1 for _ in self)
