@@ -153,6 +153,11 @@ def test_bridge_cooperative_pause_is_the_poll_time_spent_on_the_steps() -> None:
     drive(r.on_partitions_assigned(tps(3)))
     r.serve()
     assert quality(m)["kept-partition-pause-seconds-last"] == pytest.approx(0.125)
+    r.on_lost = taking(clock, 1.0)
+    drive(r.on_partitions_lost(tps(0, 1, 3)))
+    drive(r.on_partitions_assigned(tps(0, 1, 3)))
+    r.serve()  # lost, then assigned again: none of them was kept
+    assert quality(m)["kept-partition-pause-seconds-last"] == pytest.approx(0.125)
 
 
 def test_bridge_forwards_the_membership_clients_group_events_into_its_own_metrics() -> None:

@@ -223,6 +223,8 @@ class Rebalancer(AsyncConsumerRebalanceListener):  # type: ignore[misc]
             with step.lock:
                 kind = LOST if step.abandoned else step.kind
                 step.started = True
+            if kind != ASSIGN and metrics is not None:
+                before.difference_update(step.keys)  # given up: not kept, even if it returns
             try:
                 error = self._run(kind, step.keys)
             finally:
