@@ -4,8 +4,10 @@ The observed member runs in this process, set up as ``docs/confluent.md`` tells 
 (``kafka_assignors.confluent.Consumer`` with ``on_assign``/``on_revoke``/``on_lost``, read
 with ``consumer.metrics()``); the other members are ``confluent_member.py`` processes.
 The group goes through the first join, a member joining, that member crashing
-(SIGKILL), another joining and leaving cleanly, and a subscription change, once with the
-cooperative protocol (the bridge's default) and once eager.  The observed member is the
+(SIGKILL), another joining and leaving cleanly, the observed member stalling past
+``max.poll.interval.ms`` (it leaves; its partitions are lost, ``on_lost``; it rejoins as a
+new member), and a subscription change, once with the cooperative protocol (the bridge's
+default) and once eager.  The observed member is the
 first, so it leads throughout.
 
 What the test observes itself (:mod:`.wire_witness`): the membership client's
@@ -41,6 +43,7 @@ from .wire_witness import (
 
 MEMBER = Path(__file__).with_name("confluent_member.py")
 STEP_TIMEOUT_S = 60.0
+MAX_POLL_MS = 4000
 pytestmark = pytest.mark.timeout(300)
 
 
@@ -111,7 +114,7 @@ def run_scenario(bootstrap: str, group: str, strategy: str, topic: str, topic2: 
         "bootstrap.servers": bootstrap, "group.id": group, "client.id": "observed",
         "partition.assignment.strategy": strategy, "auto.offset.reset": "earliest",
         "session.timeout.ms": 6000, "heartbeat.interval.ms": 500,
-        "metadata.max.age.ms": 5000,
+        "metadata.max.age.ms": 5000, "max.poll.interval.ms": MAX_POLL_MS,
     })
     assert consumer.metrics()[COORD]["rebalance-total"] == 0
     client = consumer._membership.client  # test-only: the membership client's connection
@@ -160,6 +163,8 @@ def run_scenario(bootstrap: str, group: str, strategy: str, topic: str, topic2: 
         step("b crashes", lambda: others.kill("b"), 6, 6)
         step("c joins", lambda: others.add("c"), 3, 6, child_holds("c", 3))
         step("c leaves", lambda: others.stop("c"), 6, 6)
+        # no poll() for longer than max.poll.interval.ms: the member leaves the group
+        step("stall", lambda: time.sleep(MAX_POLL_MS / 1000 + 1.5), 6, 6)
         step("subscription change", lambda: consumer.subscribe([topic, topic2], **cbs),
              10, 10)
     finally:
@@ -196,10 +201,16 @@ def test_bridge_metrics_through_joins_a_crash_a_leave_and_a_subscription_change(
     if cooperative:
         assert expect.withheld_seen > 0  # a first round left partitions for the second
 
+    stall = next(one for one in steps if one.name == "stall")
+    assert [c.kind for c in stall.calls] == ["lost", "assigned"], stall.calls
     for i, one in enumerate(steps):
         pause = one.values[QUALITY]["kept-partition-pause-seconds-last"]
         if i == 0:
             assert math.isnan(pause)  # nothing held before the first join
+            continue
+        if one is stall:  # lost, then assigned again: nothing was kept, nothing recorded
+            before = steps[i - 1].values[QUALITY]["kept-partition-pause-seconds-last"]
+            assert pause == before
             continue
         assert held[i - 1] & held[i], one.name  # every later step keeps some partitions
         if cooperative:

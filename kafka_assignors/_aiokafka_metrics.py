@@ -14,8 +14,8 @@ meanings of Apache Kafka's ``AbstractCoordinator``/``ConsumerCoordinator``:
   MEMBER_ID_REQUIRED answer every new dynamic member gets to its first JoinGroup;
 * the user's ``ConsumerRebalanceListener`` calls (revoked, assigned; aiokafka has no lost
   callback: it calls ``on_partitions_revoked`` then);
-* the longest pause of a kept partition: aiokafka stops fetching every partition when it
-  prepares a rebalance (eager only) and resumes once the new assignment is in place.
+* the longest pause of a kept partition: aiokafka (eager only) stops fetching every
+  partition when it prepares a rebalance and resumes once the new assignment is in place.
 
 Tested on aiokafka 0.12.0 and 0.14.0 (the ``aiokafka`` extra's floor and newest, in the
 compatibility matrix) and 0.13.0; every private name is checked before anything is
@@ -124,6 +124,8 @@ class _Recorder:
                 metrics.rebalance_started()
             try:
                 response = await send(request)
+            except asyncio.CancelledError:
+                raise  # the consumer is stopping: neither success nor failure
             except BaseException:
                 metrics.rebalance_failed()
                 raise
@@ -136,6 +138,8 @@ class _Recorder:
         async def perform_assignment(response: Any) -> Any:
             try:
                 result = await assign(response)
+            except asyncio.CancelledError:
+                raise
             except BaseException:
                 metrics.rebalance_failed()  # aiokafka gives up this round: Java's join fails
                 raise
@@ -145,7 +149,7 @@ class _Recorder:
             return result
 
         async def on_join_prepare(previous_assignment: Any) -> None:
-            # eager: fetching of everything held stops here until the next assignment
+            # fetching of everything held stops here until the next assignment
             if self.paused_since is None:
                 self.paused = frozenset(previous_assignment.tps if previous_assignment
                                         is not None else ())

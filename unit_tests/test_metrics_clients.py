@@ -153,6 +153,11 @@ def test_bridge_cooperative_pause_is_the_poll_time_spent_on_the_steps() -> None:
     drive(r.on_partitions_assigned(tps(3)))
     r.serve()
     assert quality(m)["kept-partition-pause-seconds-last"] == pytest.approx(0.125)
+    r.on_lost = taking(clock, 1.0)
+    drive(r.on_partitions_lost(tps(0, 1, 3)))
+    drive(r.on_partitions_assigned(tps(0, 1, 3)))
+    r.serve()  # lost, then assigned again: none of them was kept
+    assert quality(m)["kept-partition-pause-seconds-last"] == pytest.approx(0.125)
 
 
 def test_bridge_forwards_the_membership_clients_group_events_into_its_own_metrics() -> None:
@@ -222,7 +227,7 @@ class FakeCoordinator:
     async def _send_req(self, request: Any) -> Any:
         self.clock.now += 0.1
         answer = self.answers.pop(0)
-        if isinstance(answer, Exception):
+        if isinstance(answer, BaseException):
             raise answer
         return Response(error_code=answer)
 
@@ -281,13 +286,16 @@ def test_aiokafka_counts_round_trips_with_javas_meanings() -> None:
 
 
 def test_aiokafka_no_answer_or_a_failing_assignor_is_a_failed_rebalance() -> None:
-    """A JoinGroup without an answer and a leader's assignor raising each count once."""
+    """A JoinGroup without an answer and a leader's assignor raising each count once; a
+    round trip cancelled by a stopping consumer counts neither way."""
     clock = Clock()
     c, m = recorder(clock)
-    c.answers = [ConnectionError("gone")]
+    c.answers = [ConnectionError("gone"), asyncio.CancelledError()]
 
     async def rebalance() -> None:
         with pytest.raises(ConnectionError):
+            await c._send_req(JOIN)
+        with pytest.raises(asyncio.CancelledError):
             await c._send_req(JOIN)
         with pytest.raises(RuntimeError):
             await c._perform_assignment(SimpleNamespace(group_protocol="boom"))

@@ -18,7 +18,9 @@ kafka-python client without fetching holds the group membership (and runs the
 assignor when it leads) and tells librdkafka which partitions to fetch
 (:class:`BridgedConsumer`).  With ``group.protocol=consumer`` (KIP-848) the broker
 assigns: librdkafka is the member, with the strategy mapped to the broker's
-``group.remote.assignor`` (:class:`BrokerAssignedConsumer`).  Requires the
+``group.remote.assignor`` (:class:`BrokerAssignedConsumer`).  The bridged consumer's
+``metrics()`` returns the Java consumer's rebalance metrics and our assignment-quality
+ones, in the shape of kafka-python's ``KafkaConsumer.metrics()``.  Requires the
 ``confluent`` extra.  See ``docs/confluent.md`` for what is supported and what differs.
 """
 

@@ -41,6 +41,7 @@ from confluent_kafka import TopicPartition as CTopicPartition
 from kafka.consumer.subscription_state import AsyncConsumerRebalanceListener
 
 from ..metrics import GroupMetrics
+from ..metrics.rebalance import ListenerKind
 from ._offsets import Key, Offsets, Progress
 
 log = logging.getLogger("kafka_assignors.confluent")
@@ -48,7 +49,8 @@ log = logging.getLogger("kafka_assignors.confluent")
 Callback = Callable[[Any, list[Any]], None]
 ASSIGN, REVOKE, LOST = "assign", "revoke", "lost"
 #: the step kind -> the Java listener metric it is timed as
-_LISTENER_KIND = {ASSIGN: "assigned", REVOKE: "revoked", LOST: "lost"}
+_LISTENER_KIND: dict[str, ListenerKind] = {ASSIGN: "assigned", REVOKE: "revoked",
+                                           LOST: "lost"}
 
 
 class Librdkafka(Protocol):
@@ -223,6 +225,8 @@ class Rebalancer(AsyncConsumerRebalanceListener):  # type: ignore[misc]
             with step.lock:
                 kind = LOST if step.abandoned else step.kind
                 step.started = True
+            if kind != ASSIGN and metrics is not None:
+                before.difference_update(step.keys)  # given up: not kept, even if it returns
             try:
                 error = self._run(kind, step.keys)
             finally:
@@ -336,7 +340,7 @@ class Rebalancer(AsyncConsumerRebalanceListener):  # type: ignore[misc]
             if self._metrics is None:
                 callback(self._consumer, partitions)
             else:
-                with self._metrics.listener(_LISTENER_KIND[kind]):  # type: ignore[arg-type]
+                with self._metrics.listener(_LISTENER_KIND[kind]):
                     callback(self._consumer, partitions)
         except Exception as exc:  # re-raised from poll() once the step is complete
             log.exception("rebalance callback %r raised", callback)
