@@ -5,7 +5,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from integration_tests.usage_matrix.judge import SideResult, broker_expelled, kept_pause, worse
+from integration_tests.usage_matrix.judge import (
+    SideResult,
+    broker_expelled,
+    kept_pause,
+    side_result,
+    worse,
+)
 from integration_tests.usage_matrix.workload import settled_at
 
 T = "t"
@@ -109,3 +115,17 @@ def test_reads_twice_are_not_judged_where_a_member_was_ended_or_expelled() -> No
     assert worse(crashed, side(duplicates=600, fatal=2, exceptions={"KafkaError": 2}),
                  True, 3.0) == []
     assert worse(side(duplicates=10), side(expelled=["m1"]), True, 3.0) == []
+
+
+def test_lost_is_committed_past_and_never_read_whatever_the_timing() -> None:
+    """A record nobody read counts as lost only when the group committed past it; one still
+    above the final commit (acknowledged late, or the bounded drain ended first) is unread,
+    not lost; without the committed offsets every unread record counts."""
+    events = {"m1": [ev("records", 1, r=[[T, 0, 0, 1.0], [T, 0, 2, 1.1], [T, 1, 0, 1.2]])]}
+    acked = {(T, 0, 0), (T, 0, 1), (T, 0, 2), (T, 0, 3), (T, 1, 0), (T, 1, 1)}
+    exact = side_result("s", "g", events, acked, [], False, {(T, 0): 3, (T, 1): 1})
+    assert (exact.lost, exact.unread) == (1, 2)  # (t, 0, 1) skipped; (t, 0, 3), (t, 1, 1) not
+    unknown = side_result("s", "g", events, acked, [], False, None)
+    assert (unknown.lost, unknown.unread) == (3, 0)
+    assert worse(exact, side_result("s", "g", events, acked - {(T, 0, 1)}, [], False,
+                                    {(T, 0): 3, (T, 1): 1}), True, 3.0)

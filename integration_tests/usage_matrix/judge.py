@@ -4,7 +4,13 @@
 
 * exceptions, expulsions, losses: counts compared exactly. Ours is worse if it raised more
   exceptions of any one type to the application than alone did (so also any type alone did
-  not raise), expelled more members, lost more records, or left more members hung at the end;
+  not raise), expelled more members, lost more records, or left more members hung at the end.
+  A record is lost when the group committed past it and no member processed it: the group
+  will never deliver it. Its count does not depend on timing; records nobody had read yet
+  when the side ended (the wait for them is bounded) but below which nothing was committed
+  are "unread at the end", recorded, not judged (a producer acknowledgement that comes late,
+  or a drain cut short on a loaded machine, is not a loss). Without the committed offsets
+  (the broker could not be asked) every unread record counts as lost;
 * records read twice (only where every rebalance was clean: a clean cell, and no member of
   either side ended by an exception or expelled, those being judged as such): where alone
   read none twice, exactly (ours must read none twice either); where alone read some twice
@@ -55,6 +61,7 @@ class SideResult:
     produced: int = 0
     read: int = 0
     lost: int = 0
+    unread: int = 0  # acknowledged, never read, nothing committed past it: not lost
     duplicates: int = 0
     settle: dict[str, float | None] = field(default_factory=dict)
     bounds: dict[str, float] = field(default_factory=dict)
@@ -70,7 +77,10 @@ class SideResult:
 
 
 def side_result(strategy: str, group_id: str, events: Events, acked: set[tuple[str, int, int]],
-                changes: list[dict[str, Any]], cooperative: bool) -> SideResult:
+                changes: list[dict[str, Any]], cooperative: bool,
+                committed: Mapping[tuple[str, int], int] | None = None) -> SideResult:
+    """What one side did; ``committed``: the group's final committed offsets (None: unknown,
+    every unread record counts as lost)."""
     result = SideResult(strategy, group_id)
     reads: Counter[tuple[str, int, int]] = Counter()
     for name, evs in events.items():
@@ -94,7 +104,10 @@ def side_result(strategy: str, group_id: str, events: Events, acked: set[tuple[s
                 result.killed.append(name)
     result.produced = len(acked)
     result.read = len(reads)
-    result.lost = len(acked - set(reads))
+    missing = acked - set(reads)
+    result.lost = len(missing) if committed is None else sum(
+        1 for t, p, offset in missing if offset < committed.get((t, p), 0))
+    result.unread = len(missing) - result.lost
     result.duplicates = sum(n - 1 for n in reads.values())
     for change in changes:
         result.settle[change["label"]] = change["settled"]

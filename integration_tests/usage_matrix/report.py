@@ -45,6 +45,8 @@ def _did(side: SideResult, clean: bool, cooperative: bool) -> str:
         bits.append("**" + ", ".join(f"{n} x {k}" for k, n in side.exceptions.items()) + "**")
     bits.append(f"{side.read}/{side.produced} read, {side.lost} lost, "
                 f"{side.duplicates} twice{'' if clean else ' (unclean)'}")
+    if side.unread:
+        bits.append(f"{side.unread} unread at the end (not committed past)")
     if side.expelled:
         bits.append(f"{len(side.expelled)} expelled")
     bits.append(f"settled (s): {_settle(side)}")

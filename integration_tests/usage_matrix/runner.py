@@ -36,6 +36,7 @@ class PairResult:
 class _Run:
     side: Side
     error: str | None = None
+    committed: dict[tuple[str, int], int] | None = None  # the group's, once members stopped
 
 
 def _run_side(run: _Run, cell: Cell) -> None:
@@ -53,6 +54,7 @@ def _run_side(run: _Run, cell: Cell) -> None:
         if side.producer is not None:
             with contextlib.suppress(Exception):
                 side.producer.stop()
+        run.committed = side.committed()
 
 
 def run_pair(bootstrap: str, client: Client, cell: Cell, protocol: str) -> PairResult:
@@ -79,7 +81,10 @@ def run_pair(bootstrap: str, client: Client, cell: Cell, protocol: str) -> PairR
         side = runs[key].side
         acked = side.producer.snapshot() if side.producer is not None else set()
         results[key] = side_result(label, side.group_id, side.events(), acked, side.changes,
-                                   cooperative)
+                                   cooperative, runs[key].committed)
+        results[key].extra.update(side.marks)
+        if runs[key].committed is None:
+            results[key].extra["committed offsets"] = "unknown: every unread record counted lost"
         if runs[key].error:
             results[key].exceptions["HarnessError"] = 1
             results[key].exception_samples.append(runs[key].error[-600:])
