@@ -126,7 +126,11 @@ class Side:
             delete_topic(self.bootstrap, name)
 
     # -- members --------------------------------------------------------------------------------
-    def start(self, name: str, **config: Any) -> None:
+    def start(self, name: str, hold: bool = False, **config: Any) -> None:
+        """Start member ``name``; with ``hold`` it loads everything, reports ``ready`` and waits
+        for :meth:`go` before it builds its consumer (process start-up is not a change)."""
+        if hold:
+            config["hold"] = True
         log = tempfile.NamedTemporaryFile(  # noqa: SIM115 - closed in finish()
             "w+", prefix=f"{self.prefix}-{name}-", suffix=".log", delete=False)
         cfg = {**self.base, "bootstrap": self.bootstrap, "group_id": self.group_id,
@@ -160,6 +164,10 @@ class Side:
         with contextlib.suppress(OSError, ValueError):
             stdin.write(json.dumps(cmd) + "\n")
             stdin.flush()
+
+    def go(self, name: str) -> None:
+        """Let a member started with ``hold`` build its consumer now."""
+        self.command(name, do="go")
 
     def stop(self, name: str, timeout: float = 30.0) -> float:
         """A clean stop (the member closes its consumer); returns when it was asked."""
