@@ -5,7 +5,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from integration_tests.usage_matrix.judge import SideResult, broker_expelled, kept_pause, worse
+from integration_tests.usage_matrix.judge import (
+    SideResult,
+    broker_expelled,
+    kept_pause,
+    side_result,
+    worse,
+)
+from integration_tests.usage_matrix.noise import Lateness
 from integration_tests.usage_matrix.workload import settled_at
 
 T = "t"
@@ -109,3 +116,43 @@ def test_reads_twice_are_not_judged_where_a_member_was_ended_or_expelled() -> No
     assert worse(crashed, side(duplicates=600, fatal=2, exceptions={"KafkaError": 2}),
                  True, 3.0) == []
     assert worse(side(duplicates=10), side(expelled=["m1"]), True, 3.0) == []
+
+
+def test_lost_is_committed_past_and_never_read_whatever_the_timing() -> None:
+    """A record nobody read counts as lost only when the group committed past it; one still
+    above the final commit (acknowledged late, or the bounded drain ended first) is unread,
+    not lost; without the committed offsets every unread record counts."""
+    events = {"m1": [ev("records", 1, r=[[T, 0, 0, 1.0], [T, 0, 2, 1.1], [T, 1, 0, 1.2]])]}
+    acked = {(T, 0, 0), (T, 0, 1), (T, 0, 2), (T, 0, 3), (T, 1, 0), (T, 1, 1)}
+    exact = side_result("s", "g", events, acked, [], False, {(T, 0): 3, (T, 1): 1})
+    assert (exact.lost, exact.unread) == (1, 2)  # (t, 0, 1) skipped; (t, 0, 3), (t, 1, 1) not
+    unknown = side_result("s", "g", events, acked, [], False, None)
+    assert (unknown.lost, unknown.unread) == (3, 0)
+    assert worse(exact, side_result("s", "g", events, acked - {(T, 0, 1)}, [], False,
+                                    {(T, 0): 3, (T, 1): 1}), True, 3.0)
+
+
+def test_time_allowance_grows_only_by_the_stall_measured_in_ours_windows() -> None:
+    """A planted regression (ours 12 s slower over a cell) fails on a quiet machine; the same
+    extra time is allowed only where the machine kept ready processes waiting that long in
+    ours' change windows, and a regression beyond the measured stall fails still."""
+    alone = side(settle={"join": 2.0, "leave": 2.0})  # allowed: 1.5 x 4 + 1 + 2 x 3 = 13
+    regressed = side(settle={"join": 12.0, "leave": 4.0})
+    assert worse(regressed, alone, True, 3.0)  # 16 > 13, no stall measured
+    stalled = side(settle={"join": 12.0, "leave": 4.0}, stall={"join": 2.5, "leave": 0.5})
+    assert worse(stalled, alone, True, 3.0) == []  # 16 <= 13 + 3
+    beyond = side(settle={"join": 22.0, "leave": 4.0}, stall={"join": 2.5, "leave": 0.5})
+    assert "machine stall 3.0 s" in worse(beyond, alone, True, 3.0)[0]
+    # a change only ours settled brings no allowance of its own
+    lone = side(settle={"join": 12.0, "leave": 4.0, "extra": 1.0}, stall={"extra": 50.0})
+    assert worse(lone, alone, True, 3.0)
+
+
+def test_stall_sums_the_late_wake_ups_inside_a_window() -> None:
+    """The probe's late wake-ups count where they happened, edges included."""
+    lateness = Lateness()
+    for woke, late in [(1.0, 0.5), (2.0, 1.0), (3.0, 0.25), (7.0, 2.0)]:
+        lateness.add(woke, late)
+    assert lateness.stall(2.0, 3.0) == 1.25
+    assert lateness.stall(0.0, 10.0) == 3.75
+    assert lateness.stall(4.0, 6.0) == 0.0

@@ -12,6 +12,8 @@ Layout (the core knows no client; one thin driver per client):
                    events, and ``settled_at``: when the members hold every partition once.
 * ``judge.py``     what a side did (exceptions, expelled, lost, read twice, settle times,
                    cooperative kept-partition pause) and the precise "worse" rule.
+* ``noise.py``     the run's scheduling noise (a probe process's late wake-ups), summed
+                   over each change's window: the time allowance's load term.
 * ``runner.py``    both sides of a pair concurrently, pairs in parallel, broker-log check.
 * ``report.py``    JSON + Markdown; ``__main__.py`` the command that writes the results file.
 * ``kafka_python.py`` + ``kafka_python_member.py``: the kafka-python driver (its cells, its
@@ -33,7 +35,10 @@ Plugging in another client (confluent-kafka, kafka-python 2.3, aiokafka):
    ``closing`` {longest_call} and ``closed``; and, for the plans that ask, ``resubscribed``,
    ``slow-done``. On stdin it reads JSON commands: ``{"do": "stop"}`` (commit as the usage
    does, close, exit 0), ``subscribe`` {topics}, ``unsubscribe`` {seconds}, ``slow``
-   {seconds}. An exception that ends the application: report it, close, exit 1.
+   {seconds}. An exception that ends the application: report it, close, exit 1. With
+   ``hold`` in the config (a member started ahead of a change: a static restart, a manual
+   hand-over), load everything, print ``ready`` and build nothing until ``{"do": "go"}``
+   (exit 0 on ``stop``); ``started`` comes after the go.
 2. Write ``<client>.py`` with a ``client()`` returning ``plans.Client`` (the script, the
    strategies per protocol: ((our label, spec), (alone label, spec)), the cells, options every
    member sets, and ``describe()`` for the results file), and register it in ``CLIENTS``.

@@ -277,6 +277,11 @@ def main() -> None:
     import confluent_kafka  # noqa: F401
     if cfg["strategy"].startswith("bridge:"):
         import kafka_assignors.confluent  # noqa: F401
+    if cfg.get("hold"):  # started ahead of a change: wait for "go" (see kafka_python_member)
+        emit("ready")
+        told = (json.loads(line).get("do") for line in sys.stdin if line.strip())
+        if next((do for do in told if do in ("go", "stop")), "stop") != "go":
+            sys.exit(0)  # stopped, or the core went away, before the change
     emit("started")
     member = None
     try:

@@ -8,6 +8,7 @@ through ``PYTHONPATH``). Ours: ``BalancedStickyAssignor``; alone: kafka-python 2
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from ..client_venvs import kafka_python_venv
@@ -22,6 +23,17 @@ VERSION = "2.3.3"
 OPTIONS = {**BASE_OPTIONS, "api_version_auto_timeout_ms": 30_000}
 
 
+#: kafka-python 2.x's iterator polls with update_offsets=False and can hand the same fetched
+#: records out twice in a row, with no rebalance between (measured: 16 pairs of the
+#: iterator-timeout cell at load ~50, alone repeated records in 3, ours in 5, every repeat
+#: one member reading the same offsets again within milliseconds, mid-generation). Nothing
+#: of ours is on that path (the runtime is kafka-python 3's only), so those counts are a
+#: draw on both sides: records read twice are not judged in the iterator cells on 2.x.
+ITERATOR_REPEATS = ("iterator", "iterator-timeout")
+CELLS_2 = tuple(dataclasses.replace(cell, clean=False) if cell.key in ITERATOR_REPEATS
+                else cell for cell in CELLS)
+
+
 def describe() -> dict[str, Any]:
     """The kafka-python the members run (the consumer runtime is kafka-python 3's only)."""
     return {"kafka-python": VERSION, "consumer runtime": "none (kafka-python 3 only)"}
@@ -34,7 +46,7 @@ def client() -> Client:
         version=VERSION,
         script=kafka_python_3().script,
         strategies={"eager": eager},
-        cells=CELLS,
+        cells=CELLS_2,
         base_options=OPTIONS,
         describe=describe,
         python=str(kafka_python_venv(VERSION)),

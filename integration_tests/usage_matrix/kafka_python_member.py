@@ -261,11 +261,29 @@ def read_commands(member: Member) -> None:
     member.commands.put({"do": "stop"})  # the core went away
 
 
+def hold(cfg: dict[str, Any]) -> None:
+    """A member started ahead of a change (``hold``): everything it will import is loaded,
+    then it waits for ``{"do": "go"}`` before it builds its consumer, so a change measures
+    the consumer and not how long a loaded machine takes to start Python."""
+    if not cfg.get("hold"):
+        return
+    importlib.import_module(cfg["strategy"].partition(":")[0])
+    emit("ready")
+    for line in sys.stdin:
+        do = json.loads(line).get("do") if line.strip() else None
+        if do == "go":
+            return
+        if do == "stop":
+            break
+    sys.exit(0)  # stopped, or the core went away, before the change
+
+
 def main() -> None:
     cfg = json.loads(sys.argv[1])
     logging.basicConfig(level=logging.INFO, stream=sys.stderr,
                         format="%(asctime)s %(name)s %(levelname)s %(message)s")
     logging.getLogger("kafka").addHandler(LostMembership())
+    hold(cfg)
     emit("started")
     member = None
     try:

@@ -130,8 +130,13 @@ def static_restart(side: Side, cell: Cell) -> None:
     _join(side, cell, "m3", want, topics=side.topics)
     before = side.events()["m1"]
     held = next((e["held"] for e in reversed(before) if e["event"] == "assignment"), [])
+    # the new process is up (Python started, libraries loaded) before the old one stops: the
+    # restart's gap is the consumers', not a loaded machine's process start-up, which alone
+    # took longer than the session timeout now and then and got the member expelled
+    side.start("m1-restarted", hold=True, topics=side.topics, static_id="m1")
+    side.first("m1-restarted", "ready", 60)
     side.stop("m1", timeout=30)
-    side.start("m1-restarted", topics=side.topics, static_id="m1")
+    side.go("m1-restarted")
     _settle(side, "restart", _since(side, "m1-restarted", "subscribed", 60), want, cell.bound_s)
     after = side.events()["m1-restarted"]
     again = next((e["held"] for e in reversed(after) if e["event"] == "assignment"), [])
@@ -187,10 +192,13 @@ def manual_assign(side: Side, cell: Cell) -> None:
     since = [_since(side, name, "subscribed", 60) for name in ("m1", "m2")]
     _settle(side, "formation", None if None in since else max(s for s in since if s),
             want, cell.bound_s)
+    # m3 is up before the hand-over (process start-up is not part of it, as for a join)
+    side.start("m3", hold=True, partitions=first)
+    side.first("m3", "ready", 60)
     time.sleep(HOLD_S)
     side.command("m1", do="stop")
     since = _since(side, "m1", "closing", cell.bound_s)
-    side.start("m3", partitions=first)
+    side.go("m3")
     _settle(side, "handover", since, want, cell.bound_s)
     time.sleep(HOLD_S)
 

@@ -45,9 +45,14 @@ def _did(side: SideResult, clean: bool, cooperative: bool) -> str:
         bits.append("**" + ", ".join(f"{n} x {k}" for k, n in side.exceptions.items()) + "**")
     bits.append(f"{side.read}/{side.produced} read, {side.lost} lost, "
                 f"{side.duplicates} twice{'' if clean else ' (unclean)'}")
+    if side.unread:
+        bits.append(f"{side.unread} unread at the end (not committed past)")
     if side.expelled:
         bits.append(f"{len(side.expelled)} expelled")
     bits.append(f"settled (s): {_settle(side)}")
+    if any(side.stall.values()):
+        stalls = ", ".join(f"{k} {v:.1f}" for k, v in side.stall.items())
+        bits.append(f"machine stall (s): {stalls}")
     if cooperative and side.pause_s is not None:
         bits.append(f"kept-partition pause {side.pause_s:.2f} s (floor {side.floor_s:.2f} s)")
     if side.longest_call_s >= 0.5:

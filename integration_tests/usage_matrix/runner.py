@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .judge import SideResult, alone_wrong, broker_expelled, side_result, worse
+from .noise import StallProbe
 from .plans import PLANS, Cell, Client
 from .workload import Side
 
@@ -36,6 +37,7 @@ class PairResult:
 class _Run:
     side: Side
     error: str | None = None
+    committed: dict[tuple[str, int], int] | None = None  # the group's, once members stopped
 
 
 def _run_side(run: _Run, cell: Cell) -> None:
@@ -53,10 +55,13 @@ def _run_side(run: _Run, cell: Cell) -> None:
         if side.producer is not None:
             with contextlib.suppress(Exception):
                 side.producer.stop()
+        run.committed = side.committed()
 
 
-def run_pair(bootstrap: str, client: Client, cell: Cell, protocol: str) -> PairResult:
-    """Run ours and alone side by side on the same workload; judge them."""
+def run_pair(bootstrap: str, client: Client, cell: Cell, protocol: str,
+             probe: StallProbe | None = None) -> PairResult:
+    """Run ours and alone side by side on the same workload; judge them. ``probe``: the
+    run's scheduling noise, summed over each change's window (``SideResult.stall``)."""
     started = time.monotonic()
     (ours_label, ours_spec), (alone_label, alone_spec) = client.strategies[protocol]
     base = {"usage": cell.usage, "options": {**client.base_options, **cell.options},
@@ -79,7 +84,14 @@ def run_pair(bootstrap: str, client: Client, cell: Cell, protocol: str) -> PairR
         side = runs[key].side
         acked = side.producer.snapshot() if side.producer is not None else set()
         results[key] = side_result(label, side.group_id, side.events(), acked, side.changes,
-                                   cooperative)
+                                   cooperative, runs[key].committed)
+        results[key].extra.update(side.marks)
+        if probe is not None:
+            results[key].stall = {
+                c["label"]: probe.stall(c["start"], c["start"] + c["settled"])
+                for c in side.changes if c["settled"] is not None}
+        if runs[key].committed is None:
+            results[key].extra["committed offsets"] = "unknown: every unread record counted lost"
         if runs[key].error:
             results[key].exceptions["HarnessError"] = 1
             results[key].exception_samples.append(runs[key].error[-600:])
@@ -117,8 +129,12 @@ def run_matrix(bootstrap: str, client: Client, *, cells: Sequence[Cell] | None =
     chosen = list(cells if cells is not None else client.cells)
     work = [(cell, protocol) for cell in chosen for protocol in protocols]
     work.sort(key=lambda cp: not cp[0].slow)
-    with ThreadPoolExecutor(max_workers=parallel) as pool:
-        pairs = list(pool.map(lambda cp: run_pair(bootstrap, client, *cp), work))
+    probe = StallProbe()
+    try:
+        with ThreadPoolExecutor(max_workers=parallel) as pool:
+            pairs = list(pool.map(lambda cp: run_pair(bootstrap, client, *cp, probe), work))
+    finally:
+        probe.close()
     text = None
     if broker_log is not None:
         try:

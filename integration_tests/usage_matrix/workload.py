@@ -46,6 +46,7 @@ class Producer:
         self.partitions = partitions
         self.acked: set[tuple[str, int, int]] = set()
         self.failed = 0
+        self.undelivered = 0
         self._stop = threading.Event()
         self._lock = threading.Lock()
         self._producer = _Producer({"bootstrap.servers": bootstrap, "acks": "all",
@@ -80,7 +81,7 @@ class Producer:
     def stop(self) -> None:
         self._stop.set()
         self._thread.join(10)
-        self._producer.flush(30)
+        self.undelivered = self._producer.flush(30)  # still queued when flush gave up
 
     def snapshot(self) -> set[tuple[str, int, int]]:
         with self._lock:
@@ -125,7 +126,11 @@ class Side:
             delete_topic(self.bootstrap, name)
 
     # -- members --------------------------------------------------------------------------------
-    def start(self, name: str, **config: Any) -> None:
+    def start(self, name: str, hold: bool = False, **config: Any) -> None:
+        """Start member ``name``; with ``hold`` it loads everything, reports ``ready`` and waits
+        for :meth:`go` before it builds its consumer (process start-up is not a change)."""
+        if hold:
+            config["hold"] = True
         log = tempfile.NamedTemporaryFile(  # noqa: SIM115 - closed in finish()
             "w+", prefix=f"{self.prefix}-{name}-", suffix=".log", delete=False)
         cfg = {**self.base, "bootstrap": self.bootstrap, "group_id": self.group_id,
@@ -159,6 +164,10 @@ class Side:
         with contextlib.suppress(OSError, ValueError):
             stdin.write(json.dumps(cmd) + "\n")
             stdin.flush()
+
+    def go(self, name: str) -> None:
+        """Let a member started with ``hold`` build its consumer now."""
+        self.command(name, do="go")
 
     def stop(self, name: str, timeout: float = 30.0) -> float:
         """A clean stop (the member closes its consumer); returns when it was asked."""
@@ -213,11 +222,29 @@ class Side:
     def drain(self, bound: float) -> None:
         """Stop the producer and wait (bounded) until every acknowledged record was read."""
         assert self.producer is not None
+        started = time.monotonic()
         self.producer.stop()
+        self.marks["producer stopped (s)"] = round(time.monotonic() - started, 3)
+        self.marks["undelivered at stop"] = self.producer.undelivered
         acked = self.producer.snapshot()
         deadline = time.monotonic() + bound
         while time.monotonic() < deadline and not acked <= processed(self.events()):
             time.sleep(0.25)
+        self.marks["drain (s)"] = round(time.monotonic() - started, 3)
+
+    def committed(self, timeout: float = 30.0) -> dict[TP, int] | None:
+        """The group's committed offsets as the broker has them (members stopped: final);
+        None if the broker could not be asked within ``timeout``."""
+        from kafka_assignors.embedded.admin import admin_client
+
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            with contextlib.suppress(Exception), admin_client(self.bootstrap) as admin:
+                offsets = admin.list_group_offsets({self.group_id: None}).get(self.group_id, {})
+                return {(tp.topic, tp.partition): om.offset for tp, om in offsets.items()
+                        if om.offset is not None and om.offset >= 0}
+            time.sleep(1.0)
+        return None
 
     def finish(self, timeout: float = 40.0) -> None:
         """Stop every member still running (clean stop, then SIGKILL by pid), close logs."""

@@ -104,6 +104,9 @@ def node_env(
         # ... in KIP-848 groups too, through the group config consumer.session.timeout.ms
         # (broker default and minimum: 45 s)
         "KAFKA_GROUP_CONSUMER_MIN_SESSION_TIMEOUT_MS": "3000",
+        # ... with heartbeats often enough for such sessions (default min 5 s: 1 s of slack
+        # in a 6 s session, which a loaded machine misses)
+        "KAFKA_GROUP_CONSUMER_MIN_HEARTBEAT_INTERVAL_MS": "1000",
         "KAFKA_AUTO_CREATE_TOPICS_ENABLE": "false",
         "KAFKA_HEAP_OPTS": HEAP_OPTS,
     }
