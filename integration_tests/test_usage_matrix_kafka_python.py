@@ -10,8 +10,7 @@ from typing import Any
 import pytest
 
 from .usage_matrix import kafka_python
-from .usage_matrix.report import write
-from .usage_matrix.runner import run_matrix, summary
+from .usage_matrix.verdict import assert_never_worse
 
 
 @pytest.mark.timeout(1200)
@@ -19,14 +18,14 @@ def test_ours_is_never_worse_than_kafka_python_alone(kafka_broker: Any, tmp_path
     """In every cell of the matrix, kafka-python with our assignor raises no more exceptions,
     expels, loses and (on clean rebalances) re-reads no more records, and settles no later
     (within the stated tolerance) than kafka-python with its own strategy of that protocol."""
-    client = kafka_python.client()
-    broker_log = kafka_broker.cluster.logs if kafka_broker.cluster is not None else None
-    pairs = run_matrix(kafka_broker.bootstrap, client, broker_log=broker_log)
-    meta = {"client": client.name, **client.describe()}
-    _, md_path = write(pairs, meta, tmp_path, "usage_matrix_kafka_python")
-    print(f"usage matrix: {summary(pairs)}; {md_path}")
-    failures = [f"{p.cell.key} ({p.protocol}): {'; '.join(p.worse)}\n"
-                + "\n".join(f"[{side}]\n{tail}" for side, tail in p.logs.items())
-                for p in pairs if p.worse]
-    assert not failures, (f"ours worse than kafka-python alone (results: {md_path}):\n"
-                          + "\n\n".join(failures))
+    assert_never_worse(kafka_broker, kafka_python.client(), tmp_path,
+                       alone="kafka-python alone")
+
+
+@pytest.mark.timeout(1200)
+def test_on_the_oldest_kafka_python_the_runtime_is_tested_on(
+        kafka_broker: Any, tmp_path: Path) -> None:
+    """The same matrix, both protocols, with the members on the oldest kafka-python 3 release
+    the consumer runtime is tested on (3.0.0), each beside 3.0.0 alone."""
+    assert_never_worse(kafka_broker, kafka_python.oldest_client(), tmp_path,
+                       alone="kafka-python 3.0.0 alone")

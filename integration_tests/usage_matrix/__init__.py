@@ -54,4 +54,5 @@ CLIENTS = {
     "confluent-kafka": "integration_tests.usage_matrix.confluent:client",
     "kafka-python": "integration_tests.usage_matrix.kafka_python:client",
     "kafka-python-2": "integration_tests.usage_matrix.kafka_python_2:client",
+    "kafka-python-oldest": "integration_tests.usage_matrix.kafka_python:oldest_client",
 }

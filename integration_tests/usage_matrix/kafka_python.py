@@ -9,6 +9,7 @@ README's one line does: ``partition_assignment_strategy=[X()]``. The member scri
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -108,3 +109,37 @@ def client() -> Client:
         base_options=BASE_OPTIONS,
         describe=describe,
     )
+
+
+def client_on(version: str, *, name: str, protocols: Sequence[str] = ("eager", "cooperative"),
+              options: Mapping[str, Any] = BASE_OPTIONS, runtime: str,
+              cells: Sequence[Cell] = CELLS) -> Client:
+    """The same script, cells and strategies, run by the Python of a venv that holds
+    ``kafka-python==version`` (``integration_tests.client_venvs``; this checkout through
+    ``PYTHONPATH``), so the members run that release and the code under test."""
+    from ..client_venvs import kafka_python_venv
+
+    here = client()
+
+    def describe_venv() -> dict[str, Any]:
+        return {"kafka-python": version, "consumer runtime": runtime}
+
+    return Client(
+        name=name,
+        version=version,
+        script=here.script,
+        strategies={p: here.strategies[p] for p in protocols},
+        cells=tuple(cells),
+        base_options=dict(options),
+        describe=describe_venv,
+        python=str(kafka_python_venv(version)),
+    )
+
+
+def oldest_client() -> Client:
+    """The matrix on the oldest kafka-python 3 release the consumer runtime is tested on."""
+    from kafka_assignors.adapters.kafka_python_runtime import TESTED_VERSIONS
+
+    oldest = TESTED_VERSIONS[0]
+    return client_on(oldest, name="kafka-python-oldest",
+                     runtime=f"on (kafka-python {oldest}: the oldest release it is tested on)")

@@ -9,11 +9,8 @@ through ``PYTHONPATH``). Ours: ``BalancedStickyAssignor``; alone: kafka-python 2
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
 
-from ..client_venvs import kafka_python_venv
-from .kafka_python import BASE_OPTIONS, CELLS
-from .kafka_python import client as kafka_python_3
+from .kafka_python import BASE_OPTIONS, CELLS, client_on
 from .plans import Client
 
 VERSION = "2.3.3"
@@ -34,20 +31,6 @@ CELLS_2 = tuple(dataclasses.replace(cell, clean=False) if cell.key in ITERATOR_R
                 else cell for cell in CELLS)
 
 
-def describe() -> dict[str, Any]:
-    """The kafka-python the members run (the consumer runtime is kafka-python 3's only)."""
-    return {"kafka-python": VERSION, "consumer runtime": "none (kafka-python 3 only)"}
-
-
 def client() -> Client:
-    eager = kafka_python_3().strategies["eager"]
-    return Client(
-        name="kafka-python-2",
-        version=VERSION,
-        script=kafka_python_3().script,
-        strategies={"eager": eager},
-        cells=CELLS_2,
-        base_options=OPTIONS,
-        describe=describe,
-        python=str(kafka_python_venv(VERSION)),
-    )
+    return client_on(VERSION, name="kafka-python-2", protocols=("eager",), options=OPTIONS,
+                     runtime="none (kafka-python 3 only)", cells=CELLS_2)

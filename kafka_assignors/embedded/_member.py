@@ -99,10 +99,16 @@ def group_snapshot(consumer: Any) -> dict[str, Any]:
         protocol = getattr(generation, "protocol", None) if generation is not None else None
     # MemberState values are strings like '<stable>'; report STABLE/REBALANCING/UNJOINED.
     state = str(raw_state or "").strip("<>").upper() or "UNKNOWN"
+    # a STABLE member can already know it will join again (kafka-python requests the rejoin
+    # when a cooperative assignment revoked partitions, or the subscription changed): until
+    # it has, the picture it reports is not the group's settled one
+    need_rejoin = getattr(coordinator, "need_rejoin", None)
+    rejoin_pending = bool(state == "STABLE" and need_rejoin is not None and need_rejoin())
     return {
         "generation": int(generation_id),
         "member_id": str(member_id),
         "state": state,
+        "rejoin_pending": rejoin_pending,
         "protocol": protocol,
         "assignment": _partitions(consumer.assignment()),
     }

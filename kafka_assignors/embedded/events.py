@@ -99,6 +99,9 @@ class MemberView:
     state: str = "UNJOINED"
     protocol: str | None = None
     assignment: frozenset[TopicPartition] = frozenset()
+    #: STABLE but about to join again (a cooperative member that revoked partitions, a
+    #: changed subscription): the group is not settled yet
+    rejoin_pending: bool = False
     alive: bool = True
     stopping: bool = False
     killed: bool = False
@@ -121,6 +124,8 @@ class MemberView:
             self.state = str(event.get("state", self.state))
             self.protocol = event.get("protocol")
             self.assignment = frozenset((str(t), int(p)) for t, p in event.get("assignment", []))
+            if "rejoin_pending" in event:
+                self.rejoin_pending = bool(event["rejoin_pending"])
         elif kind == "record":
             self.records += 1
         elif kind == "metrics":

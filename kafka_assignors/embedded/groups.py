@@ -350,6 +350,9 @@ class GroupRunner(Closing):
         not_stable = [v.name for v in live if v.state != "STABLE"]
         if not_stable:
             return f"not STABLE yet: {not_stable}"
+        rejoining = [v.name for v in live if v.rejoin_pending]
+        if rejoining:
+            return f"STABLE but about to join again: {rejoining}"
         generations = {v.generation for v in live}
         if len(generations) != 1:
             return f"members on different generations {sorted(generations)}"
@@ -377,8 +380,9 @@ class GroupRunner(Closing):
         expected: Iterable[TopicPartition] | Mapping[str, int] | None = None,
         settle: float = 0.0,
     ) -> dict[str, frozenset[TopicPartition]]:
-        """Wait until every live member is STABLE on one generation and their assignments
-        cover ``expected`` (default: all partitions of the subscribed topics) exactly once.
+        """Wait until every live member is STABLE on one generation, none about to join again
+        (a cooperative first round), and their assignments cover ``expected`` (default: all
+        partitions of the subscribed topics) exactly once.
 
         ``settle`` additionally requires that picture to hold for that many seconds.
         Returns assignments(); raises GroupNotStableError (with each member's last state)
