@@ -123,10 +123,12 @@ def markdown(pairs: Sequence[PairResult], meta: Mapping[str, Any]) -> str:
         "with numbered records at 60/s, two members form the group, a third joins, one leaves "
         "cleanly (or the cell's own change). \"settled\" is the time from a change until the "
         "members together hold every partition once and each holds one. Ours is worse when it "
-        "raised more exceptions of a type, expelled or lost more, read twice on a clean "
+        "raised more exceptions of a type, expelled or lost more (lost: the group committed "
+        "past a record nobody read), read twice on a clean "
         "rebalance where alone did not (or more than twice as often where alone did too), "
         "never settled after a change where alone did, or took longer over the cell's changes "
-        "than 1.5 x alone + 1 s + the cell's slack per change "
+        "than 1.5 x alone + 1 s + the cell's slack per change + the machine stall a probe "
+        "process measured in ours' own change windows (about 0 on an idle machine) "
         "(`integration_tests/usage_matrix/judge.py`).",
         "",
         "## Summary (settle times summed over the cell's changes)",
