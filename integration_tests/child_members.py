@@ -16,6 +16,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -77,6 +78,26 @@ class ChildMembers:
 
     def live(self) -> list[str]:
         return [n for n, m in self.members.items() if not m.gone]
+
+    def wait_event(self, name: str, kind: str, timeout: float = 60.0) -> dict[str, Any]:
+        """The member's first ``kind`` event, waited for (bounded)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            found = next((e for e in self.events(name) if e["event"] == kind), None)
+            if found is not None:
+                return found
+            if self.members[name].proc.poll() is not None:
+                break
+            time.sleep(0.05)
+        raise AssertionError(f"{name} reported no {kind!r} within {timeout} s\n"
+                             + self.log_tail(name))
+
+    def go(self, name: str) -> None:
+        """Let a member started with ``hold=True`` (and ``ready``) build its consumer."""
+        stdin = self.members[name].proc.stdin
+        assert stdin is not None
+        stdin.write("go\n")
+        stdin.flush()
 
     def stop(self, name: str, timeout: float = 40.0) -> None:
         """Clean stop: the member closes its consumer (last commit, LeaveGroup) and exits."""

@@ -8,8 +8,10 @@ callbacks), ``records`` (what one poll() or consume() call returned, reported
 before the next call, so everything the bridge may commit has been reported), ``state``
 (generation, member id, librdkafka's assignment, when it changes) and
 ``report`` (the assignor's last leader report, when this member computed one).
-Stops cleanly (close()) on a ``stop`` line or stdin EOF.  With ``"plain": true`` the member is
-a plain ``confluent_kafka.Consumer`` (the strategy is librdkafka's), for side-by-side runs.
+Stops cleanly (close()) on a ``stop`` line or stdin EOF.  With ``"hold": true`` it imports
+everything, reports ``ready`` and builds its consumer only on a ``go`` line.  With
+``"plain": true`` the member is a plain ``confluent_kafka.Consumer`` (the strategy is
+librdkafka's), for side-by-side runs.
 """
 
 from __future__ import annotations
@@ -34,6 +36,13 @@ def run(cfg: dict[str, Any], emitter: Emitter) -> None:
 
     plain = bool(cfg.get("plain"))
     emit = emitter.emit
+    if cfg.get("hold"):
+        # started ahead: everything is imported; the consumer is built on "go", so a restart
+        # the test times is the consumer's, not a new Python process's start-up
+        emit("ready")
+        command = sys.stdin.readline().strip()
+        if command != "go":
+            return
     stop = threading.Event()
     stop_on_stdin(stop.set)
     conf: dict[str, Any] = {

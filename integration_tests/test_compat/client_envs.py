@@ -1,8 +1,8 @@
 """Throwaway virtual environments with one client library pinned, and pytest runs in them.
 
 ``client_python("aiokafka", "0.12.0")`` returns the Python of a venv under
-``~/.cache/kafka-assignors/client-envs/`` (``$XDG_CACHE_HOME`` respected) holding this
-checkout (editable), its ``embedded`` extra, pytest and ``aiokafka==0.12.0``; made once
+``~/.cache/kafka-assignors/client-envs/`` (``$XDG_CACHE_HOME`` respected; one per checkout)
+holding this checkout (editable), its ``embedded`` extra, pytest and ``aiokafka==0.12.0``; made once
 (pip, about half a minute with a warm cache) and reused while pyproject.toml is unchanged.
 The version installed in the project's .venv needs none: its Python is returned.
 :func:`run_pytest` runs some of the suite's tests with such a Python against a running
@@ -64,13 +64,17 @@ def client_python(package: str, version: str) -> str:
     recipe = "\n".join([package, version, str(REPO), *TEST_DEPS,
                         (REPO / "pyproject.toml").read_text()])
     key = hashlib.sha256(recipe.encode()).hexdigest()[:12]
+    # one set per checkout (the venv installs it editable): clones that run at once must not
+    # remove each other's venvs as "earlier recipes" (two fresh clones' compat cells failed so)
+    checkout = hashlib.sha256(str(REPO).encode()).hexdigest()[:8]
     root = cache_dir()
-    env = root / f"{package}-{version}-{key}"
+    env = root / f"{package}-{version}-{checkout}-{key}"
     python = env / "bin" / "python"
-    with _locked(root / f"{package}-{version}.lock"):
+    with _locked(root / f"{package}-{version}-{checkout}.lock"):
         if (env / ".complete").is_file():
             return str(python)
-        for old in root.glob(f"{package}-{version}-*"):  # earlier recipes
+        # this checkout's earlier recipes
+        for old in root.glob(f"{package}-{version}-{checkout}-*"):
             shutil.rmtree(old, ignore_errors=True)
         _run([sys.executable, "-m", "venv", str(env)], f"venv for {package} {version}")
         _run([str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check",
