@@ -6,6 +6,8 @@ import threading
 import time
 from typing import Any
 
+from .unknown_offsets import resolve as resolve_unknown_offsets
+
 #: records are produced in bursts this often (s); a burst is rate x this many records
 BURST_EVERY_S = 0.05
 
@@ -24,6 +26,8 @@ class BackgroundProducer:
         from confluent_kafka import Producer
 
         self.acked: set[tuple[int, int]] = set()
+        self.unknown: set[bytes] = set()  # acked with no offset: see unknown_offsets
+        self._bootstrap = bootstrap
         self.failed = 0
         self._topic = topic
         self._partitions = partitions
@@ -35,8 +39,10 @@ class BackgroundProducer:
         self._thread.start()
 
     def _delivered(self, err: Any, msg: Any) -> None:
-        if err is None:
+        if err is None and msg.offset() is not None and msg.offset() >= 0:
             self.acked.add((msg.partition(), msg.offset()))
+        elif err is None:
+            self.unknown.add(msg.value())
         else:
             self.failed += 1
 
@@ -59,3 +65,9 @@ class BackgroundProducer:
         self._stop.set()
         self._thread.join(10)
         assert self._producer.flush(30) == 0, "the producer could not deliver everything"
+        if self.unknown:  # values are unique: look them up in every partition of the topic
+            meta = self._producer.list_topics(self._topic, timeout=10).topics[self._topic]
+            found = resolve_unknown_offsets(
+                self._bootstrap, [(self._topic, p) for p in meta.partitions], self.unknown)
+            self.acked |= {(p, offset) for _, p, offset in found}
+            self.unknown = set()

@@ -24,6 +24,8 @@ from typing import IO, Any
 
 from kafka_assignors.embedded.admin import create_topic, delete_topic
 
+from ..unknown_offsets import resolve as resolve_unknown_offsets
+
 TP = tuple[str, int]
 RATE = 60  # records a second per side, spread over every partition of every topic
 SENTINEL = b"stop"
@@ -43,8 +45,10 @@ class Producer:
     def __init__(self, bootstrap: str, partitions: list[TP]) -> None:
         from confluent_kafka import Producer as _Producer
 
+        self.bootstrap = bootstrap
         self.partitions = partitions
         self.acked: set[tuple[str, int, int]] = set()
+        self.unknown: dict[TP, set[bytes]] = {}  # acked with no offset: see unknown_offsets
         self.failed = 0
         self.undelivered = 0
         self._stop = threading.Event()
@@ -56,8 +60,10 @@ class Producer:
 
     def _delivered(self, err: Any, msg: Any) -> None:
         with self._lock:
-            if err is None:
+            if err is None and msg.offset() is not None and msg.offset() >= 0:
                 self.acked.add((msg.topic(), msg.partition(), msg.offset()))
+            elif err is None:
+                self.unknown.setdefault((msg.topic(), msg.partition()), set()).add(msg.value())
             else:
                 self.failed += 1
 
@@ -82,6 +88,12 @@ class Producer:
         self._stop.set()
         self._thread.join(10)
         self.undelivered = self._producer.flush(30)  # still queued when flush gave up
+        with self._lock:
+            unknown, self.unknown = self.unknown, {}
+        resolved = resolve_unknown_offsets(self.bootstrap, unknown,
+                                           set().union(*unknown.values()))
+        with self._lock:
+            self.acked |= resolved
 
     def snapshot(self) -> set[tuple[str, int, int]]:
         with self._lock:
