@@ -69,5 +69,5 @@ class BackgroundProducer:
             meta = self._producer.list_topics(self._topic, timeout=10).topics[self._topic]
             found = resolve_unknown_offsets(
                 self._bootstrap, [(self._topic, p) for p in meta.partitions], self.unknown)
-            self.acked |= {(p, offset) for _, p, offset in found}
+            self.acked |= {(p, offset) for _, p, offset in found.values()}
             self.unknown = set()

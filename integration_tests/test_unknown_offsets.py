@@ -18,12 +18,10 @@ def test_values_are_found_at_the_offsets_the_broker_reported(kafka_broker: Any) 
     topic = f"unknown-offsets-{uuid.uuid4().hex[:8]}"
     create_topic(kafka_broker.bootstrap, topic, partitions=3)
     try:
-        reported: set[tuple[str, int, int]] = set()
         by_value: dict[bytes, tuple[str, int, int]] = {}
 
         def delivered(err: Any, msg: Any) -> None:
             assert err is None
-            reported.add((msg.topic(), msg.partition(), msg.offset()))
             by_value[msg.value()] = (msg.topic(), msg.partition(), msg.offset())
 
         producer = Producer({"bootstrap.servers": kafka_broker.bootstrap,
@@ -34,7 +32,7 @@ def test_values_are_found_at_the_offsets_the_broker_reported(kafka_broker: Any) 
         assert producer.flush(30) == 0
         some = [str(n).encode() for n in range(0, 60, 7)]
         found = resolve(kafka_broker.bootstrap, [(topic, p) for p in range(3)], some)
-        assert found == {by_value[v] for v in some}
+        assert found == {v: by_value[v] for v in some}
         with pytest.raises(AssertionError, match="1 acknowledged records not found"):
             resolve(kafka_broker.bootstrap, [(topic, 0)], [b"never written"], timeout=3)
     finally:

@@ -1,8 +1,9 @@
 """Offsets of acknowledged records whose delivery report carried none.
 
-An idempotent librdkafka producer can report a record delivered with no offset
-(``msg.offset()`` is None): a retried batch the broker had already written is answered as a
-duplicate, and the original offset is not in that answer. It happened under load in CI. The
+An idempotent producer can report a record delivered with no offset (librdkafka:
+``msg.offset()`` None; kafka-python: ``RecordMetadata.offset`` -1): a retried batch the broker
+had already written is answered DUPLICATE_SEQUENCE_NUMBER, which both clients count as
+delivered, and the original offset is not in that answer. It happened under load in CI. The
 record is in the log all the same, so a test that tracks records by offset looks it up there
 by its value (every test producer writes unique values) instead of crashing or miscounting.
 """
@@ -15,15 +16,16 @@ from collections.abc import Iterable
 
 
 def resolve(bootstrap: str, partitions: Iterable[tuple[str, int]], values: Iterable[bytes],
-            timeout: float = 30.0) -> set[tuple[str, int, int]]:
-    """(topic, partition, offset) of each of ``values`` (unique), read back from ``partitions``;
+            timeout: float = 30.0) -> dict[bytes, tuple[str, int, int]]:
+    """value -> (topic, partition, offset) for each of ``values`` (unique), read back from
+    ``partitions``;
     raises AssertionError if one is not found within ``timeout`` (the test must not guess)."""
     from confluent_kafka import Consumer, TopicPartition
 
     wanted = set(values)
+    found: dict[bytes, tuple[str, int, int]] = {}
     if not wanted:
-        return set()
-    found: set[tuple[str, int, int]] = set()
+        return found
     consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"resolve-{uuid.uuid4()}",
                          "enable.auto.commit": False, "auto.offset.reset": "earliest"})
     try:
@@ -31,11 +33,12 @@ def resolve(bootstrap: str, partitions: Iterable[tuple[str, int]], values: Itera
         deadline = time.monotonic() + timeout
         while wanted and time.monotonic() < deadline:
             for msg in consumer.consume(500, 0.5):
-                topic, partition, offset = msg.topic(), msg.partition(), msg.offset()
-                if (msg.error() is None and msg.value() in wanted and topic is not None
+                value, topic, partition, offset = (msg.value(), msg.topic(), msg.partition(),
+                                                   msg.offset())
+                if (msg.error() is None and value in wanted and topic is not None
                         and partition is not None and offset is not None):
-                    wanted.discard(msg.value())
-                    found.add((topic, partition, offset))
+                    wanted.discard(value)
+                    found[value] = (topic, partition, offset)
     finally:
         consumer.close()
     assert not wanted, f"{len(wanted)} acknowledged records not found in {sorted(partitions)}"

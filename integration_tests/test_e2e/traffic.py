@@ -21,6 +21,8 @@ from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 from kafka_assignors.embedded import GroupRunner
 from kafka_assignors.embedded.admin import admin_client
 
+from ..unknown_offsets import resolve as resolve_unknown_offsets
+
 TP = tuple[str, int]
 
 
@@ -56,6 +58,9 @@ class SequencedProducer:
         self._lock = threading.Lock()
         #: seq -> (topic, partition, offset) of every acknowledged message
         self.acked: dict[int, tuple[str, int, int]] = {}
+        #: seq -> (topic, partition) of messages acked with no offset (see ..unknown_offsets)
+        self.unknown: dict[int, TP] = {}
+        self._bootstrap = bootstrap
         #: seq -> error of every message the producer gave up on
         self.failed: dict[int, str] = {}
         self.sent = 0
@@ -69,7 +74,10 @@ class SequencedProducer:
 
     def _ack(self, seq: int, md: Any) -> None:
         with self._lock:
-            self.acked[seq] = (md.topic, md.partition, md.offset)
+            if md.offset is not None and md.offset >= 0:
+                self.acked[seq] = (md.topic, md.partition, md.offset)
+            else:  # a retried batch answered DUPLICATE_SEQUENCE_NUMBER: written, offset -1
+                self.unknown[seq] = (md.topic, md.partition)
 
     def _fail(self, seq: int, exc: BaseException) -> None:
         with self._lock:
@@ -105,6 +113,13 @@ class SequencedProducer:
         with contextlib.suppress(Exception):
             self._producer.flush(timeout=timeout)
         self._producer.close(timeout=10)
+        with self._lock:
+            unknown, self.unknown = self.unknown, {}
+        if unknown:
+            found = resolve_unknown_offsets(self._bootstrap, set(unknown.values()),
+                                            {str(seq).encode() for seq in unknown})
+            with self._lock:
+                self.acked.update({seq: found[str(seq).encode()] for seq in unknown})
 
     def acked_count(self) -> int:
         with self._lock:

@@ -93,7 +93,7 @@ class Producer:
         resolved = resolve_unknown_offsets(self.bootstrap, unknown,
                                            set().union(*unknown.values()))
         with self._lock:
-            self.acked |= resolved
+            self.acked |= set(resolved.values())
 
     def snapshot(self) -> set[tuple[str, int, int]]:
         with self._lock:
