@@ -142,6 +142,51 @@ def test_heartbeats_go_on_from_the_join_group_response() -> None:
         _close(consumer)
 
 
+@pytest.mark.parametrize("code", [Errors.RebalanceInProgressError.errno,
+                                  Errors.IllegalGenerationError.errno])
+def test_a_heartbeat_answered_with_an_error_keeps_the_coordinator(code: int) -> None:
+    """kafka-python 3.0.0-3.0.2 mark the coordinator dead when a heartbeat is answered with
+    an error (a commit made then waits for a new lookup and meets the join); with the runtime
+    the coordinator stays known on every tested release and kafka-python's own handling of
+    the answer still runs (a rejoin is requested)."""
+    consumer = _consumer(BalancedStickyAssignor)
+    coordinator = consumer._coordinator
+    try:
+        coordinator.state = MemberState.STABLE
+        coordinator._generation = Generation(3, "m", "balanced-sticky")
+        coordinator.rejoin_needed = False
+
+        async def answer(request: Any, node_id: Any = None) -> Any:
+            return SimpleNamespace(error_code=code)
+
+        consumer._coordinator._manager.send = answer
+        with pytest.raises(Errors.for_code(code)):
+            consumer._net.run(coordinator._send_heartbeat_request)
+        assert coordinator.coordinator_id == "no-such-node"
+        assert coordinator.need_rejoin()
+    finally:
+        _close(consumer)
+
+
+def test_a_heartbeat_that_could_not_be_sent_still_marks_the_coordinator_dead() -> None:
+    """A failure to reach the coordinator is kafka-python's to handle, as before."""
+    consumer = _consumer(BalancedStickyAssignor)
+    coordinator = consumer._coordinator
+    try:
+        coordinator.state = MemberState.STABLE
+        coordinator._generation = Generation(3, "m", "balanced-sticky")
+
+        async def unreachable(request: Any, node_id: Any = None) -> Any:
+            raise Errors.KafkaConnectionError("gone")
+
+        consumer._coordinator._manager.send = unreachable
+        with pytest.raises(Errors.KafkaConnectionError):
+            consumer._net.run(coordinator._send_heartbeat_request)
+        assert coordinator.coordinator_id is None
+    finally:
+        _close(consumer)
+
+
 def _commit_response(code: int) -> Any:
     return SimpleNamespace(topics=[("t", [(0, code)])])
 

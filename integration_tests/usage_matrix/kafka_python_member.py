@@ -14,6 +14,7 @@ from __future__ import annotations
 import importlib
 import json
 import logging
+import os
 import queue
 import sys
 import threading
@@ -283,6 +284,8 @@ def main() -> None:
     logging.basicConfig(level=logging.INFO, stream=sys.stderr,
                         format="%(asctime)s %(name)s %(levelname)s %(message)s")
     logging.getLogger("kafka").addHandler(LostMembership())
+    for name in ("kafka.coordinator", "kafka_assignors"):  # a post-mortem's detail, on demand
+        logging.getLogger(name).setLevel(os.environ.get("USAGE_MATRIX_LOG_LEVEL", "INFO"))
     hold(cfg)
     emit("started")
     member = None

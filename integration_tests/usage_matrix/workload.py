@@ -29,6 +29,9 @@ from ..unknown_offsets import resolve as resolve_unknown_offsets
 TP = tuple[str, int]
 RATE = 60  # records a second per side, spread over every partition of every topic
 SENTINEL = b"stop"
+#: set (to anything) to keep every member's log (its stderr) after the cell, for a post-mortem;
+#: ``USAGE_MATRIX_LOG_LEVEL=DEBUG`` makes kafka-python members log their coordinator's steps
+KEEP_LOGS_ENV = "USAGE_MATRIX_KEEP_LOGS"
 
 
 @dataclass
@@ -287,8 +290,12 @@ class Side:
         return "\n".join(out)
 
     def close_logs(self) -> None:
+        keep = bool(os.environ.get(KEEP_LOGS_ENV))
         for proc in self.procs.values():
             proc.log.close()
+            if keep:
+                print(f"usage matrix: kept {proc.log.name}", file=sys.stderr)
+                continue
             with contextlib.suppress(OSError):
                 os.unlink(proc.log.name)
 

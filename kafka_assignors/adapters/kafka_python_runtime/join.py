@@ -24,6 +24,13 @@ reach our users):
 * a result taken up after a heartbeat learned that the member was expelled would be
   applied anyway. Wrapped: ``_on_join_complete_async`` drops it and rejoins, as Java's
   ``joinGroupIfNeeded`` does when the generation was reset meanwhile.
+* kafka-python 3.0.0 to 3.0.2 mark the coordinator dead on every error a heartbeat is
+  answered with, REBALANCE_IN_PROGRESS included (fixed in 3.0.4, kafka-python #3082): a
+  ``commit_async`` made then waits for a second coordinator lookup, the next poll starts the
+  join meanwhile, and the commit is refused ("not part of an active group"), so the
+  partition's next owner re-reads what it covered. Wrapped: ``_failed_request`` leaves the
+  coordinator alone for an error that ``_handle_heartbeat_response`` raised from the broker's
+  answer (that method has already acted on it), as 3.0.4 does; a no-op on 3.0.4 and later.
 
 Completion stays in ``poll()``, so rebalance listeners still run only while the application
 is inside a consumer call, as kafka-python and Java promise.
@@ -43,7 +50,8 @@ NEEDS = (
     "config", "join_group_async", "_do_join_and_sync_async", "_process_join_group_response",
     "_on_join_prepare_async", "_on_join_complete_async", "_enable_heartbeat", "stable",
     "request_rejoin", "reset_generation", "_rebalance_protocol", "_subscription",
-    "maybe_leave_group_async", "_assignors", "group_id",
+    "maybe_leave_group_async", "_assignors", "group_id", "_handle_heartbeat_response",
+    "_failed_request",
 )
 #: Attributes of kafka-python's task, generation and subscription objects read here.
 TASK_NEEDS = ("is_done", "succeeded", "value", "exception")
@@ -110,6 +118,9 @@ def install_join_fix(coordinator: Any) -> None:
         coordinator._on_join_complete_async)
     original_leave: Callable[..., Coroutine[Any, Any, None]] = (
         coordinator.maybe_leave_group_async)
+    original_heartbeat_response: Callable[..., Any] = coordinator._handle_heartbeat_response
+    original_failed_request: Callable[..., None] = coordinator._failed_request
+    answered: list[BaseException | None] = [None]  # the broker's answer to the last heartbeat
 
     def need_rejoin() -> bool:
         # a join already under way must be driven to its end by the next polls
@@ -196,6 +207,23 @@ def install_join_fix(coordinator: Any) -> None:
         finally:
             forget_claims(coordinator)  # a member that left is a new member when it rejoins
 
+    def handle_heartbeat_response(response: Any, send_time: float) -> Any:
+        try:
+            return original_heartbeat_response(response, send_time)
+        except BaseException as exc:  # an error code in the response, already acted on
+            answered[0] = exc
+            raise
+
+    def failed_request(node_id: Any, request: Any, error: BaseException) -> None:
+        if error is answered[0]:
+            # kafka-python 3.0.0-3.0.2 route the heartbeat's answer here too: the coordinator
+            # answered, so it is not dead (3.0.4's behaviour, kafka-python #3082)
+            answered[0] = None
+            log.debug("group %s: heartbeat answered with %s; the coordinator stays known",
+                      coordinator.group_id, type(error).__name__)
+            return
+        original_failed_request(node_id, request, error)
+
     coordinator.need_rejoin = need_rejoin
     coordinator.join_group_async = join_group_async
     coordinator._do_join_and_sync_async = do_join_and_sync
@@ -205,3 +233,5 @@ def install_join_fix(coordinator: Any) -> None:
     coordinator._on_join_prepare_async = on_join_prepare
     coordinator._on_join_complete_async = on_join_complete
     coordinator.maybe_leave_group_async = maybe_leave_group_async
+    coordinator._handle_heartbeat_response = handle_heartbeat_response
+    coordinator._failed_request = failed_request
