@@ -88,14 +88,18 @@ def _check_rebalance_metrics(values: dict[str, float], witness: Witness, listene
     assert (math.floor(before - last.taken_up) <= values["last-rebalance-seconds-ago"]
             <= math.floor(after - last.synced))
     longest_poll_ms = driver.longest_poll_s() * 1000
-    for kind in ("revoked", "assigned"):
+    for kind in ("revoked", "assigned", "lost"):
         calls = listener.calls[kind]
+        if kind == "lost" and not calls:
+            # the scenario expels nobody it observes; none lost, none measured
+            assert values["partition-lost-latency-max"] == -math.inf
+            continue
+        # (lost: a machine loaded enough to hold a heartbeat's answer past the session, once
+        # 20.9 s at 1-min load 90, expels the observed member too; Java's metric counts it)
         assert calls, f"the scenario made no on_partitions_{kind} call"
         assert max(calls) <= values[f"partition-{kind}-latency-max"] <= longest_poll_ms
         assert (statistics.fmean(calls) <= values[f"partition-{kind}-latency-avg"]
                 <= longest_poll_ms)
-    assert listener.calls["lost"] == []
-    assert values["partition-lost-latency-max"] == -math.inf
     return n
 
 
