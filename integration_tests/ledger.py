@@ -97,6 +97,32 @@ def overlaps(ledger: Iterable[Holding]) -> list[str]:
     return problems
 
 
+def ownership_story(members: GroupRunner | Iterable[Reporting], problems: Sequence[str],
+                    limit: int = 2) -> str:
+    """For the first ``limit`` overlaps: every event of the two members that says what they
+    held of that partition (what a failed no-double-ownership check needs to be read)."""
+    views = list(members.members() if isinstance(members, GroupRunner) else members)
+    out = []
+    for problem in problems[:limit]:
+        head, _, rest = problem.partition(": ")
+        topic, _, partition = head.rpartition("-")
+        names = {rest.split(" held it")[0], rest.rsplit(", ", 1)[-1].split(" from")[0]}
+        out.append(f"== {problem}")
+        for view in views:
+            if view.name not in names:
+                continue
+            for e in view.events:
+                kind = e.get("event")
+                tps = e.get("assignment", []) + e.get("partitions", [])
+                if kind in ("closing", "killed", "expelled", "error") or any(
+                        t == topic and str(p) == partition for t, p in tps):
+                    keep = {k: v for k, v in e.items() if k in (
+                        "event", "mono", "state", "generation", "partitions", "rejoin_pending")}
+                    held = [t == topic and str(p) == partition for t, p in e.get("assignment", [])]
+                    out.append(f"  {view.name}: {keep} holds={any(held)}")
+    return "\n".join(out)
+
+
 def moved(before: Mapping[str, frozenset[TP]], after: Mapping[str, frozenset[TP]]) -> int:
     """Partitions that a member present in both pictures had before and lost."""
     return sum(len(before[m] - after[m]) for m in before if m in after)

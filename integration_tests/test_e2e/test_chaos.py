@@ -23,7 +23,7 @@ import pytest
 
 from kafka_assignors.embedded import GroupRunner, KafkaCluster
 
-from ..ledger import holdings, overlaps, spread
+from ..ledger import holdings, overlaps, ownership_story, spread
 from .checks import coordinator_of
 from .traffic import SequencedProducer, consumed_records, delivery_report, wait_all_committed
 
@@ -215,7 +215,7 @@ def test_chaos_run_loses_nothing_and_never_double_owns(
             report.summary(), sorted(producer.failed.items())[:10])
         assert report.lost == 0, (report.unconsumed[:20], report.uncommitted[:20])
         assert not report.mismatched, report.mismatched[:10]
-        assert double == [], double[:10]
+        assert double == [], f"{double[:10]}\n{ownership_story(group, double)}"
         assert spread(final) <= 1, final
     finally:
         producer.stop(timeout=10)
