@@ -29,6 +29,7 @@ class ChildMember:
     log: IO[str]
     events: list[dict[str, Any]] = field(default_factory=list)
     gone: bool = False  # stopped or killed by the test
+    reader: threading.Thread | None = None  # reads its stdout until EOF
 
 
 class ChildMembers:
@@ -54,7 +55,8 @@ class ChildMembers:
         member = ChildMember(name, proc, log)
         self.members[name] = member
         self.on_added(member)
-        threading.Thread(target=self._read, args=(member,), daemon=True).start()
+        member.reader = threading.Thread(target=self._read, args=(member,), daemon=True)
+        member.reader.start()
         return member
 
     def on_added(self, member: ChildMember) -> None:
@@ -72,6 +74,13 @@ class ChildMembers:
                 with self._lock:
                     self.on_event(member, event)
 
+    def _drained(self, member: ChildMember, timeout: float = 10.0) -> None:
+        """After the process exited: wait until its last lines are read. The exit can be seen
+        before the reader thread has taken up the final events (a loaded machine showed a
+        cleanly stopped member without its ``closed`` event)."""
+        if member.reader is not None:
+            member.reader.join(timeout)
+
     def events(self, name: str) -> list[dict[str, Any]]:
         with self._lock:
             return list(self.members[name].events)
@@ -87,6 +96,10 @@ class ChildMembers:
             if found is not None:
                 return found
             if self.members[name].proc.poll() is not None:
+                self._drained(self.members[name])
+                found = next((e for e in self.events(name) if e["event"] == kind), None)
+                if found is not None:
+                    return found
                 break
             time.sleep(0.05)
         raise AssertionError(f"{name} reported no {kind!r} within {timeout} s\n"
@@ -108,6 +121,7 @@ class ChildMembers:
             member.proc.stdin.write("stop\n")
             member.proc.stdin.flush()
         member.proc.wait(timeout)
+        self._drained(member)
         assert any(e["event"] == "closed" for e in self.events(name)), self.log_tail(name)
 
     def kill(self, name: str) -> None:
@@ -117,6 +131,7 @@ class ChildMembers:
         self.killed.add(name)
         member.proc.kill()
         member.proc.wait(10)
+        self._drained(member)
 
     def close(self) -> None:
         for name, member in self.members.items():

@@ -132,6 +132,16 @@ def test_lost_is_committed_past_and_never_read_whatever_the_timing() -> None:
                                     {(T, 0): 3, (T, 1): 1}), True, 3.0)
 
 
+def test_failed_async_commits_are_counted_by_error() -> None:
+    """A cell whose members' commit_async failed says how often and with which error."""
+    events = {"m1": [ev("async-commit-failed", 1, type="RebalanceInProgressError"),
+                     ev("async-commit-failed", 2, type="RebalanceInProgressError")],
+              "m2": [ev("async-commit-failed", 3, type="NodeNotReadyError")]}
+    result = side_result("s", "g", events, set(), [], False, {})
+    assert result.async_commit_failures == 3
+    assert result.async_commit_errors == {"RebalanceInProgressError": 2, "NodeNotReadyError": 1}
+
+
 def test_time_allowance_grows_only_by_the_stall_measured_in_ours_windows() -> None:
     """A planted regression (ours 12 s slower over a cell) fails on a quiet machine; the same
     extra time is allowed only where the machine kept ready processes waiting that long in

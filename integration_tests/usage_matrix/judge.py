@@ -78,6 +78,8 @@ class SideResult:
     #: change -> seconds the machine kept a ready process waiting during it (noise.py)
     stall: dict[str, float] = field(default_factory=dict)
     async_commit_failures: int = 0
+    #: error type -> count of those failures (what a failed cell needs to be read)
+    async_commit_errors: dict[str, int] = field(default_factory=dict)
     killed: list[str] = field(default_factory=list)
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -109,6 +111,8 @@ def side_result(strategy: str, group_id: str, events: Events, acked: set[tuple[s
                 result.longest_call_s = max(result.longest_call_s, float(e["longest_call"]))
             elif kind == "async-commit-failed":
                 result.async_commit_failures += 1
+                error = str(e.get("type", "?"))
+                result.async_commit_errors[error] = result.async_commit_errors.get(error, 0) + 1
             elif kind == "killed":
                 result.killed.append(name)
     result.produced = len(acked)

@@ -177,6 +177,10 @@ class Member:
     def async_done(self, offsets: Any, response: Any) -> None:
         if isinstance(response, Exception):
             emit("async-commit-failed", type=type(response).__name__)
+            # in the member's log too, which a failed cell prints
+            logging.getLogger("usage_matrix").warning(
+                "commit_async of %s failed: %r", sorted((tp.topic, tp.partition) for tp in offsets),
+                response)
 
     def between(self) -> None:
         """After each record or poll: observe, and do what the cell asks of the application."""
