@@ -3,7 +3,11 @@ counts as settled, what counts as worse, and which broker log lines count as exp
 
 from __future__ import annotations
 
+import json
+import logging
 from typing import Any
+
+import pytest
 
 from integration_tests.usage_matrix.judge import (
     SideResult,
@@ -12,10 +16,13 @@ from integration_tests.usage_matrix.judge import (
     side_result,
     worse,
 )
+from integration_tests.usage_matrix.kafka_python import CELLS
 from integration_tests.usage_matrix.noise import Lateness
+from integration_tests.usage_matrix.runner import PairResult, broker_fault
 from integration_tests.usage_matrix.workload import settled_at
 
 T = "t"
+PLANS_CELL = CELLS[0]
 ALL = {(T, 0), (T, 1), (T, 2)}
 
 
@@ -140,6 +147,34 @@ def test_failed_async_commits_are_counted_by_error() -> None:
     result = side_result("s", "g", events, set(), [], False, {})
     assert result.async_commit_failures == 3
     assert result.async_commit_errors == {"RebalanceInProgressError": 2, "NodeNotReadyError": 1}
+
+
+def test_not_coordinator_counts_as_a_broker_fault_only_after_the_member_joined(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """kafka-python's log lines, as the member's handler sees them: NOT_COORDINATOR while the
+    group forms is the broker loading it; after a join it is the broker not serving it."""
+    from integration_tests.usage_matrix.kafka_python_member import LostMembership
+
+    handler = LostMembership()
+    lines = ["Marking the coordinator dead (node coordinator-1) for group g: "
+             "[Error 16] NotCoordinatorError.",
+             "Successfully joined group g <Generation 3 (member_id: m1-x)>",
+             "LeaveGroup request for group g failed with error: [Error 16] NotCoordinatorError"]
+    for line in lines:
+        handler.emit(logging.LogRecord("kafka.coordinator", logging.INFO, "", 0, line, None, None))
+    events = [json.loads(out) for out in capsys.readouterr().out.splitlines()]
+    assert [e["event"] for e in events] == ["broker-fault"]
+    assert "LeaveGroup" in events[0]["how"]
+    result = side_result("s", "g", {"m1": events}, set(), [], False, {})
+    assert result.broker_faults == 1
+
+
+def test_a_pair_is_run_again_only_for_a_broker_fault() -> None:
+    """Either side's NOT_COORDINATOR after joining marks the run; nothing else does."""
+    pair = PairResult(PLANS_CELL, "eager", side(), side(expelled=["m1"]))
+    assert not broker_fault(pair)
+    pair.alone.broker_faults = 2
+    assert broker_fault(pair)
 
 
 def test_time_allowance_grows_only_by_the_stall_measured_in_ours_windows() -> None:

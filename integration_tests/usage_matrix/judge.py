@@ -80,6 +80,8 @@ class SideResult:
     async_commit_failures: int = 0
     #: error type -> count of those failures (what a failed cell needs to be read)
     async_commit_errors: dict[str, int] = field(default_factory=dict)
+    #: the broker answered NOT_COORDINATOR to a member that had joined (its fault, not ours)
+    broker_faults: int = 0
     killed: list[str] = field(default_factory=list)
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -115,6 +117,8 @@ def side_result(strategy: str, group_id: str, events: Events, acked: set[tuple[s
                 result.async_commit_errors[error] = result.async_commit_errors.get(error, 0) + 1
             elif kind == "killed":
                 result.killed.append(name)
+            elif kind == "broker-fault":
+                result.broker_faults += 1
     result.produced = len(acked)
     result.read = len(reads)
     missing = acked - set(reads)

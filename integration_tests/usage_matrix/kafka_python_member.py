@@ -41,11 +41,24 @@ def tps(partitions: Any) -> list[list[Any]]:
 
 
 class LostMembership(logging.Handler):
-    """kafka-python logs "Group ... lost membership; forcibly revoking ..." when expelled."""
+    """kafka-python logs "Group ... lost membership; forcibly revoking ..." when expelled.
+
+    It also reports the broker's faults: a NOT_COORDINATOR answer ("[Error 16]", 2.x and 3.x)
+    after the member had joined. The test broker is a single node, so its coordinator was not
+    serving the group then (the runner runs such a pair again if it was judged worse)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.joined = False
 
     def emit(self, record: logging.LogRecord) -> None:
-        if "lost membership" in record.getMessage():
-            emit("expelled", how=record.getMessage()[:200])
+        message = record.getMessage()
+        if "lost membership" in message:
+            emit("expelled", how=message[:200])
+        elif "Successfully joined group" in message:
+            self.joined = True
+        elif self.joined and "[Error 16]" in message:
+            emit("broker-fault", how=message[:200])
 
 
 class Member:
