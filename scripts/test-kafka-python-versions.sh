@@ -20,6 +20,7 @@ print(" ".join(TESTED_VERSIONS))')
 fi
 shared=$($PY -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
 tests=(unit_tests/test_kafka_python_runtime.py unit_tests/test_kafka_python_runtime_join.py
+       unit_tests/test_kafka_python_runtime_membership.py
        unit_tests/test_kafka_python_runtime_metrics.py
        unit_tests/test_kafka_python_fixes.py)
 failed=()

@@ -26,7 +26,9 @@ REPLACED_BY_JOIN_FIX = {"need_rejoin", "join_group_async", "_do_join_and_sync_as
 REPLACED_BY_COOPERATIVE = {"poll", "time_to_next_poll", "_on_join_complete_async",
                            "generation_if_stable", "_send_offset_commit_request",
                            "_handle_offset_commit_response", "ensure_active_group", "close",
-                           "_do_commit_offsets_async", "_on_join_prepare_async"}
+                           "_do_commit_offsets_async", "_on_join_prepare_async",
+                           "_do_join_and_sync_async", "_process_join_group_response",
+                           "_process_sync_group_response"}
 #: the metrics' hooks (kafka_python_runtime.metrics), on every consumer with our assignors
 REPLACED_BY_METRICS = {"_do_join_and_sync_async", "_invoke_rebalance_listener_async",
                        "_perform_assignment", "_on_join_prepare_async",

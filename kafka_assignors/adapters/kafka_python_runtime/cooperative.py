@@ -10,6 +10,11 @@ On a cooperative consumer this module changes four things, on the coordinator in
   JoinGroup/SyncGroup, completion) and lets the consumer fetch the partitions it still
   owns, as Java's ``ConsumerCoordinator.poll(timer, waitForJoinGroup=false)``: the
   coordinator lookup and a pattern subscription's metadata refresh get the poll's time;
+  and only while the member is surely still in the group (:mod:`.membership`): once no
+  round trip of it is pending and the broker accepted no request of it within
+  ``session_timeout_ms`` (its JoinGroup keeps failing, say because the coordinator
+  moved), it returns no records until the rejoin completes, as kafka-python does, rather
+  than read a partition beside its next owner;
 * ``time_to_next_poll``: a short fetch wait during the rebalance, so its completion is
   taken up promptly;
 * ``_on_join_complete_async``: partitions the new assignment takes away stop being
@@ -53,7 +58,9 @@ NEEDS = (
     "generation_if_stable", "_send_offset_commit_request", "_handle_offset_commit_response",
     "coordinator", "_cluster", "_manager", "group_instance_id", "heartbeat",
     "ensure_active_group", "close", "rejoining", "_join_task", "_do_commit_offsets_async",
-    "_on_join_prepare_async", "_net",
+    "_on_join_prepare_async", "_net", "_do_join_and_sync_async",
+    "_process_join_group_response", "_process_sync_group_response",
+    "_handle_heartbeat_response",
 )
 SUBSCRIPTION_NEEDS = (
     "assigned_partitions", "all_consumed_offsets", "mark_pending_revocation",
@@ -96,6 +103,7 @@ def install_cooperative(coordinator: Any) -> None:
 
     from .commits import CommitTracker, wait_done
     from .join import generation_was_reset
+    from .membership import MembershipClock
 
     subscription = coordinator._subscription
     tracker = CommitTracker(Future)
@@ -108,13 +116,31 @@ def install_cooperative(coordinator: Any) -> None:
         return cooperative() and bool(coordinator.need_rejoin()
                                       or coordinator.state is MemberState.REBALANCING)
 
+    membership = MembershipClock(coordinator.config["session_timeout_ms"])
+    in_doubt = [False]  # reading stopped: the broker may have expelled the member
+
     def keeps_reading() -> bool:
-        """Rebalancing while holding partitions of a generation it is still a member of."""
+        """Rebalancing while holding partitions of a generation it is surely still a member of."""
         generation = coordinator._generation
-        return (rebalancing() and coordinator.group_id is not None
+        if not (rebalancing() and coordinator.group_id is not None
                 and subscription.partitions_auto_assigned()
                 and not generation.is_lost()
-                and bool(subscription.assigned_partitions()))
+                and bool(subscription.assigned_partitions())):
+            return False
+        if membership.surely_member():
+            if in_doubt[0]:
+                in_doubt[0] = False
+                log.info("group %s: the broker confirmed the membership again; reading the "
+                         "kept partitions through the rebalance again", coordinator.group_id)
+            return True
+        if not in_doubt[0]:
+            in_doubt[0] = True
+            log.warning("group %s: no heartbeat, JoinGroup or SyncGroup of this member was "
+                        "accepted for %.1f s (session_timeout_ms %d) and none is pending: the "
+                        "broker may have given its partitions to another member, so no records "
+                        "are returned until the rejoin completes", coordinator.group_id,
+                        membership.unconfirmed_for(), coordinator.config["session_timeout_ms"])
+        return False
 
     # --- poll: advance the rebalance, do not wait for it -------------------------------
 
@@ -150,6 +176,41 @@ def install_cooperative(coordinator: Any) -> None:
         if keeps_reading():
             return REBALANCE_POLL_S
         return original_time_to_next_poll()
+
+    # --- membership: what the broker accepted, and round trips pending ----------------
+
+    original_round_trip: Callable[[], Coroutine[Any, Any, Any]] = (
+        coordinator._do_join_and_sync_async)
+    original_process_join: Callable[..., Any] = coordinator._process_join_group_response
+    original_process_sync: Callable[..., Any] = coordinator._process_sync_group_response
+    original_heartbeat_response: Callable[..., Any] = coordinator._handle_heartbeat_response
+
+    async def do_join_and_sync() -> Any:
+        # the broker holds a member whose JoinGroup or SyncGroup is pending
+        membership.round_trip_started()
+        try:
+            return await original_round_trip()
+        finally:
+            membership.round_trip_ended()
+
+    def process_join_group_response(response: Any, send_time: float) -> Any:
+        joined = original_process_join(response, send_time)  # raises on an error
+        membership.confirm(send_time)
+        return joined
+
+    def process_sync_group_response(response: Any, send_time: float) -> Any:
+        assignment = original_process_sync(response, send_time)  # raises on an error
+        membership.confirm(send_time)
+        return assignment
+
+    def handle_heartbeat_response(response: Any, send_time: float) -> Any:
+        try:
+            answer = original_heartbeat_response(response, send_time)
+        except Errors.RebalanceInProgressError:
+            membership.confirm(send_time)  # the broker counted it (kafka-python does too)
+            raise
+        membership.confirm(send_time)
+        return answer
 
     # --- heartbeats: notice the follow-up round promptly --------------------------------
 
@@ -355,6 +416,10 @@ def install_cooperative(coordinator: Any) -> None:
         closing[0] = True  # a closing member's commits are not retried into the next generation
         return original_close(*args, **kwargs)
 
+    coordinator._do_join_and_sync_async = do_join_and_sync
+    coordinator._process_join_group_response = process_join_group_response
+    coordinator._process_sync_group_response = process_sync_group_response
+    coordinator._handle_heartbeat_response = handle_heartbeat_response
     coordinator.poll = poll
     coordinator.ensure_active_group = ensure_active_group
     coordinator.close = close
