@@ -124,11 +124,13 @@ def test_rebalance_in_progress_counts_as_an_accepted_heartbeat() -> None:
 
 
 def test_no_accepted_request_for_a_session_stops_reading_with_one_warning(
-    caplog: Any,
+    caplog: Any, monkeypatch: Any,
 ) -> None:
     """Its last heartbeat was accepted more than a session ago and no round trip is pending
     (the JoinGroup failed): the broker may have expelled it, so it returns nothing, as
-    kafka-python does, and says why once; an accepted request lets it read again."""
+    kafka-python does, and says why once the doubt has lasted; an accepted request lets it
+    read again."""
+    monkeypatch.setattr(cooperative, "DOUBT_WARNING_S", 0.0)
     consumer = _rebalancing_member()
     coordinator = consumer._coordinator
     try:
@@ -144,6 +146,27 @@ def test_no_accepted_request_for_a_session_stops_reading_with_one_warning(
                                                    time.monotonic())
             assert _keeps_reading(coordinator)
         assert any("confirmed the membership again" in r.getMessage() for r in caplog.records)
+    finally:
+        _close(consumer)
+
+
+def test_a_short_doubt_holds_records_back_without_a_warning(caplog: Any) -> None:
+    """A SyncGroup answered REBALANCE_IN_PROGRESS after a join that waited longer than the
+    session leaves the member in doubt until its next JoinGroup goes out, milliseconds later:
+    records are held back meanwhile, and no WARNING cries wolf."""
+    consumer = _rebalancing_member()
+    coordinator = consumer._coordinator
+    try:
+        coordinator._handle_heartbeat_response(SimpleNamespace(error_code=0),
+                                               time.monotonic() - SESSION_MS / 1000 - 1)
+        with caplog.at_level(logging.DEBUG, logger="kafka_assignors"):
+            assert not _keeps_reading(coordinator)
+            coordinator._handle_heartbeat_response(SimpleNamespace(error_code=0),
+                                                   time.monotonic())
+            assert _keeps_reading(coordinator)
+        said = [r for r in caplog.records if r.name == "kafka_assignors"
+                and ("membership" in r.getMessage() or "partitions to another" in r.getMessage())]
+        assert said and all(r.levelno == logging.DEBUG for r in said)
     finally:
         _close(consumer)
 

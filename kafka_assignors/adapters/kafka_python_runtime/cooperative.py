@@ -82,6 +82,10 @@ COMMIT_PARTITION_FIELDS = (
 
 #: How long a fetch may wait during a cooperative rebalance before the join is looked at again.
 REBALANCE_POLL_S = 0.05
+#: Records are held back as soon as the membership is in doubt; a WARNING says so once the
+#: doubt has lasted this long (a SyncGroup answered REBALANCE_IN_PROGRESS after a long join
+#: leaves it in doubt for the few milliseconds until the next JoinGroup is sent).
+DOUBT_WARNING_S = 1.0
 #: How long committing the revoked partitions' offsets may take before they are let go anyway.
 REVOKE_COMMIT_TIMEOUT_MS = 10_000
 #: After a cooperative round, heartbeats this often for this long: the follow-up round starts
@@ -117,7 +121,7 @@ def install_cooperative(coordinator: Any) -> None:
                                       or coordinator.state is MemberState.REBALANCING)
 
     membership = MembershipClock(coordinator.config["session_timeout_ms"])
-    in_doubt = [False]  # reading stopped: the broker may have expelled the member
+    doubt: list[float | None] = [None, None]  # [since when reading is held back, warned at]
 
     def keeps_reading() -> bool:
         """Rebalancing while holding partitions of a generation it is surely still a member of."""
@@ -127,14 +131,22 @@ def install_cooperative(coordinator: Any) -> None:
                 and not generation.is_lost()
                 and bool(subscription.assigned_partitions())):
             return False
+        now = time.monotonic()
         if membership.surely_member():
-            if in_doubt[0]:
-                in_doubt[0] = False
-                log.info("group %s: the broker confirmed the membership again; reading the "
-                         "kept partitions through the rebalance again", coordinator.group_id)
+            since, warned = doubt
+            if since is not None:
+                doubt[0] = doubt[1] = None
+                (log.info if warned is not None else log.debug)(
+                    "group %s: the broker confirmed the membership again after %.2f s; reading "
+                    "the kept partitions through the rebalance again", coordinator.group_id,
+                    now - since)
             return True
-        if not in_doubt[0]:
-            in_doubt[0] = True
+        since = doubt[0]
+        if since is None:
+            # held back at once; said only if it lasts (the next rejoin may settle it)
+            since = doubt[0] = now
+        if doubt[1] is None and now - since >= DOUBT_WARNING_S:
+            doubt[1] = now
             log.warning("group %s: no heartbeat, JoinGroup or SyncGroup of this member was "
                         "accepted for %.1f s (session_timeout_ms %d) and none is pending: the "
                         "broker may have given its partitions to another member, so no records "
