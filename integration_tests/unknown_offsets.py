@@ -15,31 +15,81 @@ import uuid
 from collections.abc import Iterable
 
 
+class NotInLog(AssertionError):
+    """Read to the end of every partition (its high watermark after the producer flushed) and
+    some acknowledged values were not there: the client reported records delivered that the
+    broker does not hold. Seen twice under load (1 and 3 records of one partition); the
+    consumers under test cannot read them, so a caller may count them apart."""
+
+    def __init__(self, found: dict[bytes, tuple[str, int, int]], missing: set[bytes],
+                 partitions: Iterable[tuple[str, int]]) -> None:
+        super().__init__(f"{len(missing)} acknowledged records not found in "
+                         f"{sorted(partitions)} (read to the end of each)")
+        self.found = found
+        self.missing = missing
+
+
 def resolve(bootstrap: str, partitions: Iterable[tuple[str, int]], values: Iterable[bytes],
-            timeout: float = 30.0) -> dict[bytes, tuple[str, int, int]]:
+            timeout: float = 120.0) -> dict[bytes, tuple[str, int, int]]:
     """value -> (topic, partition, offset) for each of ``values`` (unique), read back from
-    ``partitions``;
-    raises AssertionError if one is not found within ``timeout`` (the test must not guess)."""
-    from confluent_kafka import Consumer, TopicPartition
+    ``partitions``. Raises NotInLog if a value is not in them (every partition read to its
+    end), AssertionError if the read did not get there within ``timeout`` (the test must not
+    guess)."""
+    from confluent_kafka import Consumer, KafkaError, TopicPartition
 
     wanted = set(values)
     found: dict[bytes, tuple[str, int, int]] = {}
     if not wanted:
         return found
+    parts = sorted(set(partitions))
     consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"resolve-{uuid.uuid4()}",
-                         "enable.auto.commit": False, "auto.offset.reset": "earliest"})
+                         "enable.auto.commit": False, "auto.offset.reset": "earliest",
+                         "enable.partition.eof": True})
+    deadline = time.monotonic() + timeout
     try:
-        consumer.assign([TopicPartition(t, p, 0) for t, p in set(partitions)])
-        deadline = time.monotonic() + timeout
-        while wanted and time.monotonic() < deadline:
+        ends = _high_watermarks(consumer, parts, deadline)
+        unread = {tp for tp in parts if ends.get(tp, 0) > 0}
+        consumer.assign([TopicPartition(t, p, 0) for t, p in parts])
+        while wanted and unread and time.monotonic() < deadline:
             for msg in consumer.consume(500, 0.5):
-                value, topic, partition, offset = (msg.value(), msg.topic(), msg.partition(),
-                                                   msg.offset())
-                if (msg.error() is None and value in wanted and topic is not None
-                        and partition is not None and offset is not None):
+                topic, partition, offset = msg.topic(), msg.partition(), msg.offset()
+                if topic is None or partition is None:
+                    continue
+                if msg.error() is not None:
+                    if msg.error().code() == KafkaError._PARTITION_EOF:
+                        unread.discard((topic, partition))  # read to the end, for now
+                    continue
+                if offset is not None and offset + 1 >= ends.get((topic, partition), 0):
+                    unread.discard((topic, partition))
+                value = msg.value()
+                if value in wanted and offset is not None:
                     wanted.discard(value)
                     found[value] = (topic, partition, offset)
     finally:
         consumer.close()
-    assert not wanted, f"{len(wanted)} acknowledged records not found in {sorted(partitions)}"
+    if wanted and not unread:
+        raise NotInLog(found, wanted, parts)
+    assert not wanted, (f"{len(wanted)} acknowledged records not found in {parts} within "
+                        f"{timeout:.0f} s ({len(unread)} partition(s) not read to the end)")
     return found
+
+
+def _high_watermarks(consumer: object, parts: list[tuple[str, int]],
+                     deadline: float) -> dict[tuple[str, int], int]:
+    """Each partition's high watermark now (after the producer flushed, every acknowledged
+    record is below it), asked again until the broker answers or the deadline passes."""
+    from confluent_kafka import KafkaException, TopicPartition
+
+    ends: dict[tuple[str, int], int] = {}
+    for t, p in parts:
+        while True:
+            try:
+                _low, high = consumer.get_watermark_offsets(  # type: ignore[attr-defined]
+                    TopicPartition(t, p), timeout=10, cached=False)
+                ends[(t, p)] = int(high)
+                break
+            except KafkaException:
+                if time.monotonic() >= deadline:
+                    raise
+                time.sleep(0.5)
+    return ends
