@@ -21,6 +21,8 @@ from kafka_assignors import CooperativeBalancedStickyAssignor
 from kafka_assignors.adapters.kafka_python_runtime import cooperative
 from kafka_assignors.adapters.kafka_python_runtime.membership import MembershipClock
 
+from .test_kafka_python_runtime_join import _close
+
 SESSION_MS = 10_000
 
 
@@ -88,11 +90,14 @@ def _rebalancing_member() -> Any:
     return consumer
 
 
-def _close(consumer: Any) -> None:
-    coordinator = consumer._coordinator
-    coordinator.coordinator_unknown = lambda: True
-    coordinator.coordinator_id = None
-    consumer.close(autocommit=False)
+def _heard_from(coordinator: Any, seconds_ago: float = 0.0) -> None:
+    """The broker accepted a heartbeat sent ``seconds_ago``."""
+    coordinator._handle_heartbeat_response(SimpleNamespace(error_code=0),
+                                           time.monotonic() - seconds_ago)
+
+
+#: a heartbeat accepted longer ago than the session: the member is in doubt
+STALE_S = SESSION_MS / 1000 + 1
 
 
 def _keeps_reading(coordinator: Any) -> bool:
@@ -104,7 +109,7 @@ def test_a_recent_heartbeat_lets_the_member_read_through_the_rebalance() -> None
     consumer = _rebalancing_member()
     coordinator = consumer._coordinator
     try:
-        coordinator._handle_heartbeat_response(SimpleNamespace(error_code=0), time.monotonic())
+        _heard_from(coordinator)
         assert _keeps_reading(coordinator)
     finally:
         _close(consumer)
@@ -134,16 +139,14 @@ def test_no_accepted_request_for_a_session_stops_reading_with_one_warning(
     consumer = _rebalancing_member()
     coordinator = consumer._coordinator
     try:
-        coordinator._handle_heartbeat_response(SimpleNamespace(error_code=0),
-                                               time.monotonic() - SESSION_MS / 1000 - 1)
+        _heard_from(coordinator, STALE_S)
         with caplog.at_level(logging.INFO, logger="kafka_assignors"):
             assert not _keeps_reading(coordinator)
             assert not _keeps_reading(coordinator)
             warnings = [r for r in caplog.records if r.levelno == logging.WARNING
                         and "may have given its partitions" in r.getMessage()]
             assert len(warnings) == 1
-            coordinator._handle_heartbeat_response(SimpleNamespace(error_code=0),
-                                                   time.monotonic())
+            _heard_from(coordinator)
             assert _keeps_reading(coordinator)
         assert any("confirmed the membership again" in r.getMessage() for r in caplog.records)
     finally:
@@ -157,12 +160,10 @@ def test_a_short_doubt_holds_records_back_without_a_warning(caplog: Any) -> None
     consumer = _rebalancing_member()
     coordinator = consumer._coordinator
     try:
-        coordinator._handle_heartbeat_response(SimpleNamespace(error_code=0),
-                                               time.monotonic() - SESSION_MS / 1000 - 1)
+        _heard_from(coordinator, STALE_S)
         with caplog.at_level(logging.DEBUG, logger="kafka_assignors"):
             assert not _keeps_reading(coordinator)
-            coordinator._handle_heartbeat_response(SimpleNamespace(error_code=0),
-                                                   time.monotonic())
+            _heard_from(coordinator)
             assert _keeps_reading(coordinator)
         said = [r for r in caplog.records if r.name == "kafka_assignors"
                 and ("membership" in r.getMessage() or "partitions to another" in r.getMessage())]
@@ -177,8 +178,7 @@ def test_a_failed_round_trip_is_not_pending_any_more() -> None:
     consumer = _rebalancing_member()
     coordinator = consumer._coordinator
     try:
-        coordinator._handle_heartbeat_response(SimpleNamespace(error_code=0),
-                                               time.monotonic() - SESSION_MS / 1000 - 1)
+        _heard_from(coordinator, STALE_S)
 
         async def unreachable(request: Any, node_id: Any = None, **_: Any) -> Any:
             raise Errors.KafkaConnectionError("gone")
@@ -197,8 +197,7 @@ def test_an_accepted_join_and_sync_confirm_the_membership() -> None:
     consumer = _rebalancing_member()
     coordinator = consumer._coordinator
     try:
-        coordinator._handle_heartbeat_response(SimpleNamespace(error_code=0),
-                                               time.monotonic() - SESSION_MS / 1000 - 1)
+        _heard_from(coordinator, STALE_S)
         assert not _keeps_reading(coordinator)
         join = SimpleNamespace(error_code=0, protocol_type="consumer", generation_id=5,
                                member_id="m", protocol_name="cooperative-balanced-sticky",
