@@ -26,15 +26,18 @@ class BrokerView:
         return self.state == "STABLE"
 
 
-def describe(admin: Any, group_id: str) -> BrokerView | str:
+def describe(admin: Any, group_id: str, timeout: float = 10.0) -> BrokerView | str:
     """The broker's view of the group, or why there is none yet (a retriable error such as
-    NOT_COORDINATOR while the coordinator loads, or a group not created yet)."""
+    NOT_COORDINATOR while the coordinator loads, or a group not created yet, or no answer
+    within ``timeout`` seconds: the callers poll until their own deadline)."""
     from confluent_kafka import KafkaException
 
     try:
-        group = admin.describe_consumer_groups([group_id])[group_id].result(10)
+        group = admin.describe_consumer_groups([group_id])[group_id].result(timeout)
     except KafkaException as exc:
         return f"describe failed: {exc.args[0] if exc.args else exc}"
+    except TimeoutError:  # a starved broker: one slow answer is not the caller's verdict
+        return f"describe not answered within {timeout} s"
     members = {
         m.client_id: frozenset((tp.topic, tp.partition) for tp in m.assignment.topic_partitions)
         for m in group.members

@@ -46,6 +46,15 @@ class BridgeGroup(ChildMembers):
         reports = [(r["mono"], n) for n in self.members if (r := self.latest(n, "report"))]
         return max(reports)[1] if reports else None
 
+    def callbacks(self) -> str:
+        """Each member's rebalance callbacks so far, for a failed check: a ``lost`` means the
+        member was expelled, and it then rejoins owning nothing."""
+        kinds = ("assigned", "revoked", "lost")
+        return "\n".join(
+            f"{n}: " + ", ".join(f"{e['event']} {e['partitions']}" for e in self.events(n)
+                                 if e["event"] in kinds)
+            for n in self.members)
+
     def latest(self, name: str, kind: str) -> dict[str, Any] | None:
         return next((e for e in reversed(self.events(name)) if e["event"] == kind), None)
 
@@ -185,12 +194,14 @@ def test_cooperative_group_through_join_clean_leave_and_crash(
         group.add("m3")  # join
         joined = group.wait_stable()
         assert_balanced(joined)
-        assert moved(first, joined) == 3  # sticky: only what the newcomer needs moves
+        assert moved(first, joined) == 3, group.callbacks()  # sticky: only the newcomer's move
 
         group.stop("m0")  # clean leave
         after_leave = group.wait_stable()
         assert_balanced(after_leave)
-        assert moved(joined, after_leave) == len(joined["m0"])
+        assert moved(joined, after_leave) == len(joined["m0"]), (
+            f"{joined} -> {after_leave}\n{group.callbacks()}\n"
+            + "\n".join(group.log_tail(n, 15) for n in group.members))
 
         committed = committed_offsets(kafka_broker.bootstrap, group.base["group"])
         for (name, p), last in last_read(group).items():

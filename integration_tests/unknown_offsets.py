@@ -55,8 +55,9 @@ def resolve(bootstrap: str, partitions: Iterable[tuple[str, int]], values: Itera
                 topic, partition, offset = msg.topic(), msg.partition(), msg.offset()
                 if topic is None or partition is None:
                     continue
-                if msg.error() is not None:
-                    if msg.error().code() == KafkaError._PARTITION_EOF:
+                error = msg.error()
+                if error is not None:
+                    if error.code() == KafkaError._PARTITION_EOF:
                         unread.discard((topic, partition))  # read to the end, for now
                     continue
                 if offset is not None and offset + 1 >= ends.get((topic, partition), 0):
