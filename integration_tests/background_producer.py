@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from typing import Any
 
+from .unknown_offsets import NotInLog
 from .unknown_offsets import resolve as resolve_unknown_offsets
+
+log = logging.getLogger(__name__)
 
 #: records are produced in bursts this often (s); a burst is rate x this many records
 BURST_EVERY_S = 0.05
@@ -27,6 +31,7 @@ class BackgroundProducer:
 
         self.acked: set[tuple[int, int]] = set()
         self.unknown: set[bytes] = set()  # acked with no offset: see unknown_offsets
+        self.not_in_log = 0  # acked with no offset and not in the log: see NotInLog
         self._bootstrap = bootstrap
         self.failed = 0
         self._topic = topic
@@ -67,7 +72,13 @@ class BackgroundProducer:
         assert self._producer.flush(30) == 0, "the producer could not deliver everything"
         if self.unknown:  # values are unique: look them up in every partition of the topic
             meta = self._producer.list_topics(self._topic, timeout=10).topics[self._topic]
-            found = resolve_unknown_offsets(
-                self._bootstrap, [(self._topic, p) for p in meta.partitions], self.unknown)
+            try:
+                found = resolve_unknown_offsets(
+                    self._bootstrap, [(self._topic, p) for p in meta.partitions], self.unknown)
+            except NotInLog as gap:
+                # reported delivered, yet not in the log (read to its end): no consumer can
+                # read them, so they are not among the records the consumers must read
+                log.warning("background producer: %s; not counted as acknowledged", gap)
+                found, self.not_in_log = gap.found, len(gap.missing)
             self.acked |= {(p, offset) for _, p, offset in found.values()}
             self.unknown = set()
