@@ -22,7 +22,7 @@ import subprocess
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 ROOT = Path(__file__).resolve().parent.parent
 PROJECT = ROOT / "broker-assignor"
@@ -39,6 +39,11 @@ LABELS = {
 }
 
 
+class _Timing(TypedDict):
+    ms: float
+    error_ms: float | None  # None when JMH gives no error (a single measured iteration)
+
+
 def _run(cmd: list[str], **kw: Any) -> subprocess.CompletedProcess[str]:
     print("+", " ".join(cmd), file=sys.stderr, flush=True)
     return subprocess.run(cmd, check=True, text=True, **kw)
@@ -52,13 +57,13 @@ def _classpath() -> str:
                             str(PROJECT / "target" / "test-classes"), cp_file.read_text().strip()])
 
 
-def _jmh(cp: str, quick: bool, out: Path) -> dict[tuple[str, str, str], dict[str, float]]:
+def _jmh(cp: str, quick: bool, out: Path) -> dict[tuple[str, str, str], _Timing]:
     args = ["java", "-cp", cp, "org.openjdk.jmh.Main", BENCH, "-rf", "json", "-rff", str(out),
             "-p", "scenario=" + ",".join(SCENARIOS)]
     if quick:
         args += ["-wi", "1", "-i", "1"]
     _run(args)
-    times = {}
+    times: dict[tuple[str, str, str], _Timing] = {}
     for row in json.loads(out.read_text()):
         p = row["params"]
         m = row["primaryMetric"]

@@ -26,6 +26,8 @@ from typing import Any
 
 TARGET = 0.80
 NAMES = ("plain-range", "bridge")
+# consume()'s arguments after ``name``: bootstrap, topic, count, api, timeout_s
+ConsumeArgs = tuple[str, str, int, str, float]
 
 
 @dataclass
@@ -43,7 +45,10 @@ class Run:
 
 def produce(bootstrap: str, topic: str, partitions: int, count: int, size: int) -> None:
     from confluent_kafka import Producer
-    from confluent_kafka.admin import AdminClient, NewTopic
+    from confluent_kafka.admin import (  # type: ignore[attr-defined]  # not re-exported
+        AdminClient,
+        NewTopic,
+    )
 
     admin = AdminClient({"bootstrap.servers": bootstrap})
     for future in admin.create_topics([NewTopic(topic, partitions, 1)]).values():
@@ -111,7 +116,7 @@ def consume(name: str, bootstrap: str, topic: str, count: int, api: str, timeout
         consumer.close()
 
 
-def _child(name: str, args: tuple[Any, ...], barrier: Any, results: Any) -> None:
+def _child(name: str, args: ConsumeArgs, barrier: Any, results: Any) -> None:
     try:
         results.put(consume(name, *args, barrier=barrier))
     except BaseException as exc:
@@ -119,7 +124,7 @@ def _child(name: str, args: tuple[Any, ...], barrier: Any, results: Any) -> None
         barrier.abort()
 
 
-def concurrent_round(args: tuple[Any, ...], timeout_s: float) -> dict[str, Run]:
+def concurrent_round(args: ConsumeArgs, timeout_s: float) -> dict[str, Run]:
     ctx = multiprocessing.get_context("spawn")
     barrier, results = ctx.Barrier(len(NAMES)), ctx.Queue()
     procs = [ctx.Process(target=_child, args=(n, args, barrier, results)) for n in NAMES]

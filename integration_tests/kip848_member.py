@@ -66,8 +66,9 @@ def run(cfg: dict[str, Any], emitter: Emitter) -> None:
     emit("started")
     while not stop.is_set():
         for msg in consumer.consume(200, 0.1):
-            if msg.error() is not None:
-                emit("error", code=msg.error().name(), message=str(msg.error()))
+            error = msg.error()
+            if error is not None:
+                emit("error", code=error.name(), message=str(error))
                 continue
             emit("record", topic=msg.topic(), partition=msg.partition(), offset=msg.offset(),
                  value=(msg.value() or b"").decode())

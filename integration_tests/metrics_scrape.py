@@ -27,7 +27,10 @@ import urllib.request
 import uuid
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
+
+if TYPE_CHECKING:
+    from opentelemetry.sdk.metrics.export import NumberDataPoint
 
 CLIENT_ID = "scraped"
 PARTITIONS = 6
@@ -191,8 +194,10 @@ def run_scrape(bootstrap: str, topic: str, timeout: float = 90.0) -> ScrapeResul
         for sm in rm.scope_metrics:
             for m in sm.metrics:
                 for p in m.data.data_points:
-                    if dict(p.attributes).get("client-id") == CLIENT_ID:
-                        points[m.name] = [p.value, type(m.data).__name__]
+                    point = cast("NumberDataPoint", p)  # observable sums and gauges only
+                    assert point.attributes is not None  # each observation carries its tags
+                    if dict(point.attributes).get("client-id") == CLIENT_ID:
+                        points[m.name] = [point.value, type(m.data).__name__]
     return ScrapeResult(text, samples, points, own, syncs, errors, span_ms, holdings)
 
 

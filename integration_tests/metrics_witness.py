@@ -17,10 +17,10 @@ import logging
 import math
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from kafka import ConsumerRebalanceListener
 
@@ -82,12 +82,13 @@ class Witness(logging.Handler):
         elif msg == _DISABLE:
             kind = "disable"
         elif msg == _SYNC:
-            ok = getattr(record.args[0], "error_code", None) == 0 if record.args else False
+            args = cast("tuple[object, ...]", record.args)  # (the SyncGroup response,)
+            ok = getattr(args[0], "error_code", None) == 0 if args else False
             kind = "synced" if ok else "sync-error"
         elif msg.startswith(_TAKE_UP):
             kind = "taken-up"
         elif msg == _PERFORM and isinstance(record.args, tuple):
-            members = record.args[2]
+            members = cast("Sequence[Any]", record.args[2])  # kafka-python's members
             with self._lock2:
                 self.assignments.append(Assigned(
                     owned={m.member_id: _owned(m.metadata) for m in members},
@@ -98,7 +99,7 @@ class Witness(logging.Handler):
             with self._lock2:
                 self.assignments[-1].sent = {
                     member: {(tp.topic, tp.partition) for tp in a.partitions()}
-                    for member, a in record.args[1].items()}
+                    for member, a in cast("Mapping[str, Any]", record.args[1]).items()}
                 self.assignments[-1].finished = now
             return
         if kind is not None:
@@ -129,7 +130,7 @@ class Witness(logging.Handler):
 
 
 def _owned(metadata: Any) -> set[tuple[str, int]]:
-    out = set()
+    out: set[tuple[str, int]] = set()
     for item in metadata.owned_partitions or ():
         topic, partitions = (item.topic, item.partitions) if hasattr(item, "topic") else item
         out.update((topic, p) for p in partitions)

@@ -9,7 +9,7 @@ from kafka.admin import KafkaAdminClient, NewPartitions
 
 from kafka_assignors.core.balanced_sticky import balanced_sticky
 from kafka_assignors.core.model import GroupSpec, MemberSpec
-from kafka_assignors.embedded import GroupRunner
+from kafka_assignors.embedded import GroupRunner, MemberView
 
 from .conftest import BrokerHandle
 from .ledger import holdings, minimal_moves, moved, overlaps, spread
@@ -69,7 +69,7 @@ def test_eager_group_through_join_leave_crash_static_restart_and_partition_incre
     assert group.protocol() == "balanced-sticky"
     assert spread(state) == 0
 
-    steps: list[tuple[str, Callable[[], None], int]] = [
+    steps: list[tuple[str, Callable[[], object], int]] = [
         ("join", lambda: group.add_member(name="joiner"), 12),
         ("leave", lambda: group.stop_member(1), 12),
         ("crash", lambda: group.kill_member(2), 12),
@@ -79,11 +79,11 @@ def test_eager_group_through_join_leave_crash_static_restart_and_partition_incre
         before = state
         expected_generation = max(v.generation for v in group.members() if v.alive)
         action()
-        group.wait_for(
-            lambda views, g=expected_generation: any(
-                v.alive and not v.stopping and v.generation > g for v in views),
-            timeout=60, what=f"a rebalance after the {what}",
-        )
+
+        def rebalanced(views: list[MemberView], g: int = expected_generation) -> bool:
+            return any(v.alive and not v.stopping and v.generation > g for v in views)
+
+        group.wait_for(rebalanced, timeout=60, what=f"a rebalance after the {what}")
         state = group.wait_stable(timeout=90, expected={topic: partitions}, settle=1.0)
         assert spread(state) <= 1, f"{what}: unbalanced {state}"
         assert moved(before, state) == minimal_moves(before, state, partitions), what
@@ -136,10 +136,11 @@ def test_cooperative_group_never_double_owns_and_does_not_interrupt_kept_partiti
         killed_at["m1"] = time.monotonic()
         group.kill_member(1)
 
-    for what, action in [("join", lambda: group.add_member()),
-                         ("join", lambda: group.add_member()),
-                         ("leave", lambda: group.stop_member(0)),
-                         ("crash", crash_m1)]:
+    changes: list[tuple[str, Callable[[], object]]] = [("join", lambda: group.add_member()),
+                                                       ("join", lambda: group.add_member()),
+                                                       ("leave", lambda: group.stop_member(0)),
+                                                       ("crash", crash_m1)]
+    for what, action in changes:
         before = state
         action()
         time.sleep(0.5)

@@ -103,7 +103,7 @@ def _short_sessions(bootstrap: str, group: str) -> None:
     """The group configs consumer.session.timeout.ms, so a crash is noticed in 6 s, and
     consumer.heartbeat.interval.ms, so live members heartbeat often enough not to expire too
     (the test broker allows both; Kafka's default minimums are 45 s and 5 s)."""
-    from confluent_kafka.admin import (
+    from confluent_kafka.admin import (  # type: ignore[attr-defined]  # not re-exported
         AdminClient,
         AlterConfigOpType,
         ConfigEntry,

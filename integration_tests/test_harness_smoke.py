@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from typing import Any
 
 import pytest
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition
@@ -83,7 +84,7 @@ def test_acks_all_record_survives_stop_of_partition_leader(
             tp = TopicPartition(topic, 0)
             consumer.assign([tp])
             consumer.seek_to_beginning(tp)
-            found = []
+            found: list[Any] = []  # kafka-python's ConsumerRecords (untyped)
             deadline = time.monotonic() + 60
             while not found and time.monotonic() < deadline:
                 found = consumer.poll(timeout_ms=1000).get(tp, [])

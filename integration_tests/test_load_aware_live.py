@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator, Mapping
-from typing import Any
+from typing import Any, TypedDict
 
 import pytest
 from kafka import KafkaAdminClient, KafkaProducer
@@ -16,8 +16,20 @@ from kafka.structs import TopicPartition as KTP
 from kafka_assignors.embedded import GroupRunner, KafkaCluster, NodeConfig, ensure_image
 from kafka_assignors.embedded._ports import free_ports
 from kafka_assignors.embedded.cluster import _start_containers, new_cluster_id
+from kafka_assignors.embedded.events import CommitMode
 
 from .conftest import BrokerHandle, byo_bootstrap
+
+
+class _MemberOptions(TypedDict):
+    """The MemberConfig fields MEMBER sets (GroupRunner's **member_options)."""
+
+    commit: CommitMode
+    log_level: str
+    session_timeout_ms: int
+    heartbeat_interval_ms: int
+    poll_timeout_ms: int
+
 
 LOAD_AWARE = "kafka_assignors:LoadAwareAssignor"  # default weight source: live lag
 HOT = {0: 2000, 1: 2000}  # messages per hot partition; the others get COLD each
@@ -25,8 +37,8 @@ COLD = 20
 PARTITIONS = 6
 # members never commit, so the lag the leader reads stays what the producer wrote
 # (poll_timeout_ms: see test_rack_aware_live.MEMBER)
-MEMBER = {"commit": "none", "log_level": "INFO", "session_timeout_ms": 6_000,
-          "heartbeat_interval_ms": 500, "poll_timeout_ms": 1_000}
+MEMBER: _MemberOptions = {"commit": "none", "log_level": "INFO", "session_timeout_ms": 6_000,
+                          "heartbeat_interval_ms": 500, "poll_timeout_ms": 1_000}
 SASL_USER, SASL_PASSWORD = "alice", "alice-secret"
 
 
@@ -208,7 +220,7 @@ def test_without_valid_credentials_the_group_falls_back_and_still_assigns(
     # the leader may spend the lag read's whole timeout (5 s) failing to log in; kafka-python
     # 3.0.12 drops a join result that arrives while no poll() waits, so members poll longer
     # than that (README, Known limits)
-    member = {**MEMBER, "poll_timeout_ms": 6_000}
+    member: _MemberOptions = {**MEMBER, "poll_timeout_ms": 6_000}
     with GroupRunner(bootstrap, group_id, [topic], [spec], members=2,
                      consumer_config=dict(SECURITY), **member) as group:
         state = group.wait_stable(timeout=120, expected={topic: PARTITIONS})

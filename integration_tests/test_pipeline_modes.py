@@ -58,7 +58,7 @@ def spark_submit(master: str, *args: str, packages: dict[str, str] | None = None
     return [*cmd, str(Path(entry.__file__)), *args]
 
 
-def expected_rows(grid: Path) -> dict[tuple[str, str, int], tuple[int, int]]:
+def expected_rows(grid: Path) -> dict[tuple[str, str, int], tuple[int | None, int | None]]:
     """(scenario, assignor, step) -> (moved, count imbalance), simulated in this process."""
     out = {}
     for scenario in expand_grid(load_grid(grid)):
@@ -68,7 +68,7 @@ def expected_rows(grid: Path) -> dict[tuple[str, str, int], tuple[int, int]]:
     return out
 
 
-def written_rows(steps: Path) -> dict[tuple[str, str, int], tuple[int, int]]:
+def written_rows(steps: Path) -> dict[tuple[str, str, int], tuple[int | None, int | None]]:
     table = pq.read_table(steps).to_pylist()
     return {
         (r["scenario"], r["assignor"], r["step"]): (r["moved"], r["count_imbalance"])

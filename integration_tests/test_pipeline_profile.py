@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +24,7 @@ def spark() -> Iterator[Any]:
 
 
 def produce(
-    bootstrap: str, topic: str, records: list[tuple[int, bytes | None, bytes, int]]
+    bootstrap: str, topic: str, records: Sequence[tuple[int, bytes | None, bytes, int]]
 ) -> None:
     from kafka import KafkaProducer
 

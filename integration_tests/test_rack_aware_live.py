@@ -29,13 +29,13 @@ STRATEGIES = {
 
 
 def locality(state: Mapping[str, frozenset[tuple[str, int]]], zone_of: Mapping[str, str],
-             racks: Mapping[int, set[str]]) -> float:
+             racks: Mapping[int, set[str | None]]) -> float:
     """Share of partitions consumed in a zone that holds one of their replicas."""
     local = sum(1 for m, tps in state.items() for _t, p in tps if zone_of[m] in racks[p])
     return local / sum(len(tps) for tps in state.values())
 
 
-def best_locality(racks: Mapping[int, set[str]], per_member: int) -> float:
+def best_locality(racks: Mapping[int, set[str | None]], per_member: int) -> float:
     """Highest share of local partitions with one member per zone holding ``per_member``."""
     import networkx as nx
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from collections.abc import Mapping, Sequence
 from unittest import mock
 
 from hypothesis import HealthCheck, given, settings
@@ -190,10 +191,12 @@ def test_cooperative_never_double_owns_and_converges_in_two_rounds(
     counts = {t: s.partitions for t, s in group.topics.items()}
     held = {m.member_id: m.owned for m in members}
 
-    def holders_of(held: dict[str, object]) -> dict[str, dict[int, frozenset[str]]]:
+    def holders_of(
+        held: Mapping[str, Mapping[str, Sequence[int]]],
+    ) -> dict[str, dict[int, frozenset[str]]]:
         out: dict[str, dict[int, set[str]]] = {}
         for member, by_topic in held.items():
-            for t, ps in by_topic.items():  # type: ignore[attr-defined]
+            for t, ps in by_topic.items():
                 for p in ps:
                     out.setdefault(t, {}).setdefault(p, set()).add(member)
         return {t: {p: frozenset(w) for p, w in d.items()} for t, d in out.items()}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import uuid
+from typing import Any, cast
 
 import pytest
 
@@ -15,7 +16,8 @@ def test_a_cluster_id_never_starts_with_a_dash(monkeypatch: pytest.MonkeyPatch) 
     dash = uuid.UUID(bytes=base64.urlsafe_b64decode("-" + "A" * 21 + "=="))
     fine = uuid.UUID(int=1)
     draws = iter([dash, fine])
-    monkeypatch.setattr(cluster.uuid, "uuid4", lambda: next(draws))
+    # the uuid module as cluster imported it (not re-exported, hence the cast)
+    monkeypatch.setattr(cast(Any, cluster).uuid, "uuid4", lambda: next(draws))
     cluster_id = cluster.new_cluster_id()
     assert not cluster_id.startswith("-")
     assert len(cluster_id) == 22

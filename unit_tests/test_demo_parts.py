@@ -70,10 +70,14 @@ def _run_demo_with(
         result.problems.extend(problems)
         return result
 
+    def delete_demo_groups(bootstrap: str, g: list[str]) -> list[str]:
+        deleted.extend(g)
+        return []
+
     mp.setattr(phases, "run_phase", run_phase)
     mp.setattr(traffic, "create_demo_topics", lambda bootstrap: topics)
     mp.setattr(traffic, "delete_demo_topics", lambda bootstrap, t: None)
-    mp.setattr(traffic, "delete_demo_groups", lambda bootstrap, g: deleted.extend(g) or [])
+    mp.setattr(traffic, "delete_demo_groups", delete_demo_groups)
     mp.setattr(traffic, "Producer", _Fake)
     for name in ("EndOffsets", "LiveView", "Stats"):
         mp.setattr(watch, name, _Fake)

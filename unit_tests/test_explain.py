@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Mapping
 
 import pytest
 from kafka.protocol.consumer.metadata import (
@@ -227,7 +228,7 @@ def test_without_our_user_data_the_leader_is_not_reported() -> None:
 class _FakeAdmin:
     """describe_groups / list_group_offsets / describe_topics answering like kafka-python."""
 
-    def __init__(self, description: dict[str, object] | None = None,
+    def __init__(self, description: Mapping[str, object] | None = None,
                  raises: Exception | None = None, topic_code: int = 0) -> None:
         self.description = description or {}
         self.raises = raises

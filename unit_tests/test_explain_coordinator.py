@@ -15,7 +15,8 @@ from kafka_assignors.explain.fetch import ExplainError, fetch_group
 
 NOT_COORDINATOR = {"error": "[Error 16] NotCoordinatorError: "}
 NOT_FOUND = {"error": "[Error 69] GroupIdNotFoundError: "}
-STABLE = {"group_state": "Stable", "protocol_type": "consumer", "error": None, "members": []}
+STABLE: dict[str, object] = {"group_state": "Stable", "protocol_type": "consumer", "error": None,
+                             "members": []}
 CONSUMER_VIEW = {"group_id": "g", "error_code": 0, "error_message": None,
                  "group_state": "Stable", "group_epoch": 3, "assignment_epoch": 3,
                  "assignor": "uniform", "members": []}

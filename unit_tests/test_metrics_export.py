@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from opentelemetry.sdk.metrics import MeterProvider
-from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+from opentelemetry.sdk.metrics.export import InMemoryMetricReader, NumberDataPoint
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
@@ -146,8 +146,10 @@ def _otel_points(reader: InMemoryMetricReader) -> dict[tuple[str, tuple[tuple[st
         for sm in rm.scope_metrics:
             for m in sm.metrics:
                 for p in m.data.data_points:
-                    out[(m.name, tuple(sorted(p.attributes.items())))] = (
-                        p.value, type(m.data).__name__
+                    point = cast(NumberDataPoint, p)  # observable sums and gauges only
+                    assert point.attributes is not None  # each observation carries its tags
+                    out[(m.name, tuple(sorted(point.attributes.items())))] = (
+                        point.value, type(m.data).__name__
                     )
     return out
 
@@ -164,7 +166,8 @@ def test_otel_reads_the_same_numbers_through_observable_instruments() -> None:
     assert points[("kafka.consumer.rebalance-total", attrs)] == (2, "Sum")
     assert points[("kafka.consumer.failed-rebalance-total", attrs)] == (1, "Sum")
     value, kind = points[("kafka.consumer.rebalance-latency-max", attrs)]
-    assert (value, kind) == (pytest.approx(750), "Gauge")
+    expected: tuple[object, str] = (pytest.approx(750), "Gauge")  # approx is no float
+    assert (value, kind) == expected
     gm.rebalance_started()
     clock.now += 0.1
     gm.rebalance_succeeded()

@@ -27,7 +27,9 @@ PAIRS = [
 
 
 @pytest.mark.parametrize(("eager", "coop", "wire"), PAIRS)
-def test_wire_names_protocols_and_exports(eager: type, coop: type, wire: str) -> None:
+def test_wire_names_protocols_and_exports(
+    eager: type[ka.KafkaPythonAssignor], coop: type[ka.KafkaPythonAssignor], wire: str
+) -> None:
     """Each strategy has an eager class and a Cooperative<Name> class, both exported."""
     assert eager.name == wire and coop.name == f"cooperative-{wire}"
     assert issubclass(eager, AbstractPartitionAssignor) and issubclass(coop, eager)

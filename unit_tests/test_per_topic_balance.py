@@ -154,7 +154,7 @@ def test_a_group_unbalanced_per_topic_is_repaired_in_one_rebalance_with_fewest_m
     logger = logging.getLogger("kafka_assignors.core")
     records: list[logging.LogRecord] = []
     handler = logging.Handler()
-    handler.emit = records.append  # type: ignore[method-assign]
+    handler.emit = records.append  # type: ignore[method-assign,assignment]
     logger.addHandler(handler)
     old_level = logger.level
     logger.setLevel(logging.INFO)

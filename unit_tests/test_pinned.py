@@ -108,7 +108,8 @@ def test_without_pins_it_is_as_balanced_as_balanced_sticky(group: GroupSpec) -> 
         ref.loads(balanced_sticky(group)).values())
 
 
-def member(mid: str, pins: list[Any] | None = None, owned: dict[str, list[int]] | None = None,
+# pins: any user data, malformed pins included (test_bad_pins_are_ignored_and_logged)
+def member(mid: str, pins: object = None, owned: dict[str, list[int]] | None = None,
            instance: str | None = None) -> MemberSpec:
     return MemberSpec(mid, frozenset(["t", "u"]), owned or {}, 1 if owned else -1, instance,
                       user_data={"pinned": pins} if pins is not None else {})

@@ -127,7 +127,7 @@ def test_cooperative_rounds_never_share_a_partition(group: GroupSpec, data: st.D
         nxt.append(MemberSpec("joiner", nxt[0].topics, rack=data.draw(st.sampled_from(RACKS))))
     after = GroupSpec(tuple(nxt), group.topics)
     target = rack_aware(after)
-    holders = {}
+    holders: dict[str, dict[int, frozenset[str]]] = {}
     for m in nxt:
         for t, ps in m.owned.items():
             for p in ps:

@@ -11,7 +11,7 @@ import gc
 import logging
 from collections.abc import Coroutine, Iterator
 from types import SimpleNamespace
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from kafka import KafkaConsumer
@@ -196,7 +196,8 @@ def test_aiokafka_consumers_sharing_a_wrapped_instance_stay_apart(caplog: Any) -
     fields = [decode_user_data(s.user_data) or {} for s in subs]
     assert [f["mode"] for f in fields] == ["eager", "eager"]
     # the same ownership in the user data, for leaders that read only version-0 fields
-    assert [sorted(p for ps in f["owned"].values() for p in ps) for f in fields] == [[0, 1], [2]]
+    owned = [cast("dict[str, list[int]]", f["owned"]) for f in fields]
+    assert [sorted(p for ps in o.values() for p in ps) for o in owned] == [[0, 1], [2]]
     assert [f["generation"] for f in fields] == [4, 4]
     # the wrapped instance itself is left as it was: a kafka-python consumer may use it too
     assert inner.protocol_mode is None

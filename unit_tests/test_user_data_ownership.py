@@ -113,7 +113,9 @@ def test_every_member_says_what_it_owns_in_its_user_data() -> None:
 
 
 @pytest.mark.parametrize("cls", [BalancedStickyAssignor, CooperativeBalancedStickyAssignor])
-def test_stickiness_holds_across_generations_whoever_leads(cls: type) -> None:
+def test_stickiness_holds_across_generations_whoever_leads(
+    cls: type[BalancedStickyAssignor],
+) -> None:
     """Three members, then a fourth joins, then the first leaves, each round led by another
     member: every round moves only what balance requires (the installed kafka-python's
     wire: on 2.x everything a leader knows of owners came through user data)."""

@@ -36,6 +36,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     full-only ones, unless this is a full run."""
     if full_run():
         return
+    keep: list[pytest.Item]
+    drop: list[pytest.Item]
     keep, drop = [], []
     for item in items:
         cell = cell_of(item)

@@ -166,7 +166,9 @@ class JavaConsoleConsumer:
     def __init__(self, image: str, bootstrap: str, group_id: str, topic: str,
                  strategies: Sequence[str], *, name: str,
                  session_timeout_ms: int = 10_000) -> None:
-        import docker
+        # docker.from_env is DockerClient.from_env; "import docker" is the repository's
+        # docker/ directory to mypy (as in kafka_assignors.embedded)
+        from docker.client import DockerClient
 
         self.name = name
         self.strategies = list(strategies)
@@ -182,7 +184,7 @@ class JavaConsoleConsumer:
             "--consumer-property", "group.protocol=classic",
             "--property", "print.partition=true", "--property", "print.offset=true",
         ]
-        self._client = docker.from_env(timeout=60)
+        self._client = DockerClient.from_env(timeout=60)
         self._container = self._client.containers.run(
             image,
             command=command,

@@ -31,7 +31,7 @@ from .checks import (
     strategy_lists,
     wait_described,
 )
-from .clients import ConfluentMember, JavaConsoleConsumer
+from .clients import ConfluentMember, Event, JavaConsoleConsumer
 
 BS = "kafka_assignors:BalancedStickyAssignor"
 MEMBER_OPTIONS = {"session_timeout_ms": 6_000, "heartbeat_interval_ms": 500}
@@ -182,8 +182,12 @@ def test_kafka_python_confluent_and_java_members_share_a_group(
             assert v.assignment == described.assignments()[v.name]
         for c in confluent:
             group_view = described.assignments()[c.name]
-            c.events.wait_for(lambda _e, c=c, g=group_view: c.assignment() == g, 30,
-                              f"{c.name}'s callback to show its assignment")
+
+            def shows(_e: list[Event], c: ConfluentMember = c,
+                      g: frozenset[tuple[str, int]] = group_view) -> bool:
+                return c.assignment() == g
+
+            c.events.wait_for(shows, 30, f"{c.name}'s callback to show its assignment")
         _check_probes(bootstrap, topic, partitions, "rr", owners, group, confluent, java)
 
         # two members leave: kafka-python's two votes for range now beat cf-0's roundrobin

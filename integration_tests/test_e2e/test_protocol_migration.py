@@ -208,9 +208,15 @@ def test_rolling_migration_to_the_consumer_protocol_and_back_under_traffic(
         plan = [("k1", "c1", "consumer"), ("k2", "c2", "consumer"), ("k3", "c3", "consumer"),
                 ("c1", "k4", "classic"), ("c2", "k5", "classic"), ("c3", "k6", "classic")]
         for old, new, protocol in plan:
-            state = group.step(f"{old} stops", state, lambda old=old: group.stop(old))
-            state = group.step(f"{new} starts ({protocol})", state,
-                               lambda new=new, protocol=protocol: group.start(new, protocol))
+
+            def stop(old: str = old) -> None:
+                group.stop(old)
+
+            def start(new: str = new, protocol: str = protocol) -> None:
+                group.start(new, protocol)
+
+            state = group.step(f"{old} stops", state, stop)
+            state = group.step(f"{new} starts ({protocol})", state, start)
         producer.stop()
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline and producer.acked - _consumed(group):

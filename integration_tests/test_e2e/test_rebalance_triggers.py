@@ -182,7 +182,7 @@ def test_every_rebalance_trigger_keeps_the_group_stable_balanced_and_on_its_offs
         assert group.protocol() == "cooperative-balanced-sticky"
         time.sleep(3.0)  # let every member commit a few times
 
-        def trigger(what: str, action: Callable[[], None], *, rebalance: bool = True,
+        def trigger(what: str, action: Callable[[], object], *, rebalance: bool = True,
                     handover: bool = True) -> None:
             nonlocal state
             committed = committed_offsets(bootstrap, group.group_id)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from .plans import HOLD_S, PLANS, Cell, Client, _leave, _settle, _since
 from .workload import Side
@@ -109,7 +109,8 @@ def client() -> Client:
 
     return Client(
         name="confluent-kafka",
-        version=confluent_kafka.__version__,
+        # a str at runtime; confluent-kafka's stubs type version() as (str, int)
+        version=cast(str, confluent_kafka.__version__),
         script=Path(__file__).with_name("confluent_member.py"),
         strategies={
             "eager": (("bridge balanced-sticky", "bridge:balanced-sticky"),

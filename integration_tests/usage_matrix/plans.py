@@ -76,7 +76,8 @@ def _settle(side: Side, label: str, since: float | None, want: set[tuple[str, in
 
 def _form(side: Side, cell: Cell, names: list[str], **config: Any) -> None:
     for name in names:
-        side.start(name, **config, **({"static_id": name} if cell.plan == "static" else {}))
+        static: dict[str, Any] = {"static_id": name} if cell.plan == "static" else {}
+        side.start(name, **config, **static)
     want = {tp for tp in side.partitions if tp[0] in config.get("topics", side.topics)}
     # from when the last of them has built its consumer (process start-up is not a rebalance)
     since = [_since(side, name, "subscribed", 60) for name in names]
@@ -86,7 +87,8 @@ def _form(side: Side, cell: Cell, names: list[str], **config: Any) -> None:
 
 
 def _join(side: Side, cell: Cell, name: str, want: set[tuple[str, int]], **config: Any) -> None:
-    side.start(name, **config, **({"static_id": name} if cell.plan == "static" else {}))
+    static: dict[str, Any] = {"static_id": name} if cell.plan == "static" else {}
+    side.start(name, **config, **static)
     _settle(side, "join", _since(side, name, "subscribed", 60), want, cell.bound_s)
     time.sleep(HOLD_S)
 
@@ -129,7 +131,8 @@ def static_restart(side: Side, cell: Cell) -> None:
     _form(side, cell, ["m1", "m2"], topics=side.topics)
     _join(side, cell, "m3", want, topics=side.topics)
     before = side.events()["m1"]
-    held = next((e["held"] for e in reversed(before) if e["event"] == "assignment"), [])
+    held: list[list[Any]] = next(  # [topic, partition] pairs (JSON)
+        (e["held"] for e in reversed(before) if e["event"] == "assignment"), [])
     # the new process is up (Python started, libraries loaded) before the old one stops: the
     # restart's gap is the consumers', not a loaded machine's process start-up, which alone
     # took longer than the session timeout now and then and got the member expelled
@@ -139,7 +142,8 @@ def static_restart(side: Side, cell: Cell) -> None:
     side.go("m1-restarted")
     _settle(side, "restart", _since(side, "m1-restarted", "subscribed", 60), want, cell.bound_s)
     after = side.events()["m1-restarted"]
-    again = next((e["held"] for e in reversed(after) if e["event"] == "assignment"), [])
+    again: list[list[Any]] = next(
+        (e["held"] for e in reversed(after) if e["event"] == "assignment"), [])
     side.changes[-1]["kept its partitions"] = sorted(map(tuple, held)) == sorted(map(tuple, again))
     time.sleep(HOLD_S)
 
@@ -197,9 +201,9 @@ def manual_assign(side: Side, cell: Cell) -> None:
     side.first("m3", "ready", 60)
     time.sleep(HOLD_S)
     side.command("m1", do="stop")
-    since = _since(side, "m1", "closing", cell.bound_s)
+    closing = _since(side, "m1", "closing", cell.bound_s)
     side.go("m3")
-    _settle(side, "handover", since, want, cell.bound_s)
+    _settle(side, "handover", closing, want, cell.bound_s)
     time.sleep(HOLD_S)
 
 

@@ -88,6 +88,7 @@ def compact(pairs: Sequence[PairResult], client: str = "kafka-python") -> list[s
              f"| cooperative: ours | cooperative: {client} alone | ours never worse |",
              "|---|---|---|---|---|---|"]
     by_cell: dict[str, dict[str, PairResult]] = {}
+    p: PairResult | None  # a pair, then a cell's pair for a protocol (None: not run)
     for p in pairs:
         by_cell.setdefault(p.cell.title, {})[p.protocol] = p
     for title, row in by_cell.items():

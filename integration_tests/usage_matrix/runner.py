@@ -92,9 +92,10 @@ def run_pair(bootstrap: str, client: Client, cell: Cell, protocol: str,
                 for c in side.changes if c["settled"] is not None}
         if runs[key].committed is None:
             results[key].extra["committed offsets"] = "unknown: every unread record counted lost"
-        if runs[key].error:
+        error = runs[key].error
+        if error:
             results[key].exceptions["HarnessError"] = 1
-            results[key].exception_samples.append(runs[key].error[-600:])
+            results[key].exception_samples.append(error[-600:])
         results[key].extra["stop_wall"] = side.stop_wall
     pair = PairResult(cell, protocol, results["ours"], results["alone"])
     pair.seconds = round(time.monotonic() - started, 1)
@@ -130,9 +131,13 @@ def run_matrix(bootstrap: str, client: Client, *, cells: Sequence[Cell] | None =
     work = [(cell, protocol) for cell in chosen for protocol in protocols]
     work.sort(key=lambda cp: not cp[0].slow)
     probe = StallProbe()
+
+    def run_one(cp: tuple[Cell, str]) -> PairResult:
+        return run_pair(bootstrap, client, *cp, probe)
+
     try:
         with ThreadPoolExecutor(max_workers=parallel) as pool:
-            pairs = list(pool.map(lambda cp: run_pair(bootstrap, client, *cp, probe), work))
+            pairs = list(pool.map(run_one, work))
     finally:
         probe.close()
     text = None
