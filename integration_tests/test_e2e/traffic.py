@@ -9,6 +9,7 @@ group's members reported and with the group's committed offsets.
 from __future__ import annotations
 
 import contextlib
+import logging
 import threading
 import time
 from collections import Counter
@@ -21,7 +22,10 @@ from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 from kafka_assignors.embedded import GroupRunner
 from kafka_assignors.embedded.admin import admin_client
 
+from ..unknown_offsets import NotInLog
 from ..unknown_offsets import resolve as resolve_unknown_offsets
+
+log = logging.getLogger(__name__)
 
 TP = tuple[str, int]
 
@@ -60,6 +64,8 @@ class SequencedProducer:
         self.acked: dict[int, tuple[str, int, int]] = {}
         #: seq -> (topic, partition) of messages acked with no offset (see ..unknown_offsets)
         self.unknown: dict[int, TP] = {}
+        #: acked with no offset and not in the log (see ..unknown_offsets.NotInLog)
+        self.not_in_log = 0
         self._bootstrap = bootstrap
         #: seq -> error of every message the producer gave up on
         self.failed: dict[int, str] = {}
@@ -116,10 +122,17 @@ class SequencedProducer:
         with self._lock:
             unknown, self.unknown = self.unknown, {}
         if unknown:
-            found = resolve_unknown_offsets(self._bootstrap, set(unknown.values()),
-                                            {str(seq).encode() for seq in unknown})
+            try:
+                found = resolve_unknown_offsets(self._bootstrap, set(unknown.values()),
+                                                {str(seq).encode() for seq in unknown})
+            except NotInLog as gap:
+                # reported delivered, yet not in the log (read to its end): no consumer can
+                # read them, so they are not among the records the consumers must read
+                log.warning("sequenced producer: %s; not counted as acknowledged", gap)
+                found, self.not_in_log = gap.found, len(gap.missing)
             with self._lock:
-                self.acked.update({seq: found[str(seq).encode()] for seq in unknown})
+                self.acked.update({seq: found[value] for seq in unknown
+                                   if (value := str(seq).encode()) in found})
 
     def acked_count(self) -> int:
         with self._lock:
@@ -220,6 +233,8 @@ class DeliveryReport:
     uncommitted: list[int] = field(default_factory=list)
     #: consumed records whose value is not the sequence number acked at that offset
     mismatched: list[str] = field(default_factory=list)
+    #: reported delivered, yet not in the log: left out of ``produced`` (see NotInLog)
+    not_in_log: int = 0
 
     @property
     def lost(self) -> int:
@@ -233,6 +248,7 @@ class DeliveryReport:
         return (
             f"produced={self.produced} failed_sends={self.failed_sends} "
             f"consumed={self.consumed} lost={self.lost} duplicates={self.duplicates}"
+            + (f" acknowledged_not_in_log={self.not_in_log}" if self.not_in_log else "")
         )
 
 
@@ -249,6 +265,7 @@ def delivery_report(
         failed_sends=len(producer.failed),
         consumed=len(records),
         distinct=len(seen),
+        not_in_log=producer.not_in_log,
     )
     for seq, (topic, partition, offset) in sorted(producer.acked.items()):
         where = (topic, partition, offset)
