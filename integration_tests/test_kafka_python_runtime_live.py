@@ -21,7 +21,7 @@ from kafka_assignors import make_assignor
 from kafka_assignors.adapters.kafka_python_runtime import OPT_OUT_ENV
 from kafka_assignors.core.balanced_sticky import balanced_sticky
 from kafka_assignors.core.model import Assignment, GroupSpec
-from kafka_assignors.embedded import GroupRunner
+from kafka_assignors.embedded import GroupRunner, MemberView
 
 from .ledger import holdings, overlaps
 from .test_e2e.traffic import (
@@ -117,6 +117,10 @@ def test_a_join_result_arriving_between_two_polls_is_taken_up(
         consumer.close(autocommit=False)
 
 
+def _all_subscribed(views: list[MemberView]) -> bool:
+    return all(any(e.get("event") == "subscribed" for e in v.events) for v in views)
+
+
 def test_plain_members_with_a_slow_leader_settle_in_every_fresh_group(
     make_topic: Callable[..., str], make_group: Callable[..., GroupRunner],
 ) -> None:
@@ -124,6 +128,10 @@ def test_plain_members_with_a_slow_leader_settle_in_every_fresh_group(
     that only construct KafkaConsumer: every one of 10 fresh groups settles."""
     a, b = make_topic(4), make_topic(4)
     groups = [make_group([a], [SLOW], members=2, **HANG_RECIPE) for _ in range(FRESH_GROUPS)]
+    # 20 processes start at once: on a loaded machine their start-up alone took over 60 s
+    # once; the join under test begins when a member has subscribed
+    for group in groups:
+        group.wait_for(_all_subscribed, timeout=180, what="every member to subscribe")
     for group in groups:
         group.wait_stable(timeout=60, expected={a: 4})
     for group in groups:

@@ -422,7 +422,8 @@ class GroupRunner(Closing):
                 else:
                     stable_key = stable_since = None
                 if now >= deadline:
-                    lines = "\n  ".join(m.view.describe() for m in self._members)
+                    lines = "\n  ".join(
+                        m.view.describe() + self._progress(m, now) for m in self._members)
                     raise GroupNotStableError(
                         f"group {self.group_id} not stable after {timeout:.0f} s: {problem}\n"
                         f"  expected {len(want)} partitions; members:\n  {lines}"
@@ -431,6 +432,22 @@ class GroupRunner(Closing):
                 if problem is None:
                     wait = min(wait, max(settle - (now - (stable_since or now)), 0.01))
                 self._cond.wait(timeout=min(wait, 0.5))
+
+    def _progress(self, m: _Member, now: float) -> str:
+        """How far a member got, for a timeout's message: its last event and how long ago
+        (a member that never reported was still starting its process), and, unless it is
+        stable, its log's last lines."""
+        last = m.view.events[-1] if m.view.events else None
+        if last is None:
+            text = "; no event yet (process still starting?)"
+        else:
+            age = now - float(last.get("mono", now))
+            text = f"; last event {last.get('event')!r} {age:.1f} s ago"
+        if m.view.alive and m.view.state != "STABLE":
+            tail = self.member_log(m.view.index, tail=5).strip()
+            if tail:
+                text += "\n    " + "\n    ".join(tail.splitlines())
+        return text
 
     def wait_for(
         self, predicate: Callable[[list[MemberView]], bool], timeout: float, what: str
@@ -441,7 +458,9 @@ class GroupRunner(Closing):
             while not predicate([m.view for m in self._members]):
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
-                    lines = "\n  ".join(m.view.describe() for m in self._members)
+                    now = time.monotonic()
+                    lines = "\n  ".join(
+                        m.view.describe() + self._progress(m, now) for m in self._members)
                     raise TimeoutError(
                         f"timed out after {timeout:.0f} s waiting for {what}:\n  {lines}"
                     )
