@@ -2,15 +2,11 @@
 
 from __future__ import annotations
 
-import logging
 import threading
 import time
 from typing import Any
 
-from .unknown_offsets import NotInLog
-from .unknown_offsets import resolve as resolve_unknown_offsets
-
-log = logging.getLogger(__name__)
+from .unknown_offsets import resolve_delivered
 
 #: records are produced in bursts this often (s); a burst is rate x this many records
 BURST_EVERY_S = 0.05
@@ -72,13 +68,8 @@ class BackgroundProducer:
         assert self._producer.flush(30) == 0, "the producer could not deliver everything"
         if self.unknown:  # values are unique: look them up in every partition of the topic
             meta = self._producer.list_topics(self._topic, timeout=10).topics[self._topic]
-            try:
-                found = resolve_unknown_offsets(
-                    self._bootstrap, [(self._topic, p) for p in meta.partitions], self.unknown)
-            except NotInLog as gap:
-                # reported delivered, yet not in the log (read to its end): no consumer can
-                # read them, so they are not among the records the consumers must read
-                log.warning("background producer: %s; not counted as acknowledged", gap)
-                found, self.not_in_log = gap.found, len(gap.missing)
+            found, self.not_in_log = resolve_delivered(
+                self._bootstrap, [(self._topic, p) for p in meta.partitions], self.unknown,
+                "background producer")
             self.acked |= {(p, offset) for _, p, offset in found.values()}
             self.unknown = set()

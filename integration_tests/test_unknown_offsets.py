@@ -9,7 +9,7 @@ import pytest
 
 from kafka_assignors.embedded.admin import create_topic, delete_topic
 
-from .unknown_offsets import NotInLog, resolve
+from .unknown_offsets import NotInLog, resolve, resolve_delivered
 
 
 def test_values_are_found_at_the_offsets_the_broker_reported(kafka_broker: Any) -> None:
@@ -39,5 +39,9 @@ def test_values_are_found_at_the_offsets_the_broker_reported(kafka_broker: Any) 
             resolve(kafka_broker.bootstrap, [(topic, 0)], [b"never written", b"0"])
         assert gap.value.missing == {b"never written"}
         assert gap.value.found == {b"0": by_value[b"0"]}
+        # the test producers' form: what is there, and how many are not
+        assert resolve_delivered(kafka_broker.bootstrap, [(topic, 0)],
+                                 [b"never written", b"0"], "this test") == (
+            {b"0": by_value[b"0"]}, 1)
     finally:
         delete_topic(kafka_broker.bootstrap, topic)

@@ -9,7 +9,6 @@ group's members reported and with the group's committed offsets.
 from __future__ import annotations
 
 import contextlib
-import logging
 import threading
 import time
 from collections import Counter
@@ -22,10 +21,7 @@ from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 from kafka_assignors.embedded import GroupRunner
 from kafka_assignors.embedded.admin import admin_client
 
-from ..unknown_offsets import NotInLog
-from ..unknown_offsets import resolve as resolve_unknown_offsets
-
-log = logging.getLogger(__name__)
+from ..unknown_offsets import resolve_delivered
 
 TP = tuple[str, int]
 
@@ -122,14 +118,9 @@ class SequencedProducer:
         with self._lock:
             unknown, self.unknown = self.unknown, {}
         if unknown:
-            try:
-                found = resolve_unknown_offsets(self._bootstrap, set(unknown.values()),
-                                                {str(seq).encode() for seq in unknown})
-            except NotInLog as gap:
-                # reported delivered, yet not in the log (read to its end): no consumer can
-                # read them, so they are not among the records the consumers must read
-                log.warning("sequenced producer: %s; not counted as acknowledged", gap)
-                found, self.not_in_log = gap.found, len(gap.missing)
+            found, self.not_in_log = resolve_delivered(
+                self._bootstrap, set(unknown.values()), {str(seq).encode() for seq in unknown},
+                "sequenced producer")
             with self._lock:
                 self.acked.update({seq: found[value] for seq in unknown
                                    if (value := str(seq).encode()) in found})

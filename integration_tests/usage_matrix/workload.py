@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import logging
 import os
 import re
 import subprocess
@@ -25,10 +24,7 @@ from typing import IO, Any
 
 from kafka_assignors.embedded.admin import create_topic, delete_topic
 
-from ..unknown_offsets import NotInLog
-from ..unknown_offsets import resolve as resolve_unknown_offsets
-
-log = logging.getLogger(__name__)
+from ..unknown_offsets import resolve_delivered
 
 TP = tuple[str, int]
 RATE = 60  # records a second per side, spread over every partition of every topic
@@ -99,15 +95,8 @@ class Producer:
         self.undelivered = self._producer.flush(30)  # still queued when flush gave up
         with self._lock:
             unknown, self.unknown = self.unknown, {}
-        try:
-            resolved = resolve_unknown_offsets(self.bootstrap, unknown,
-                                               set().union(*unknown.values()))
-        except NotInLog as gap:
-            # reported delivered, yet not in the log (read to its end): no consumer can read
-            # them, so they are left out of what the sides must read, and counted
-            log.warning("usage matrix: %s; left out of the records the members must read",
-                        gap)
-            resolved, self.not_in_log = gap.found, len(gap.missing)
+        resolved, self.not_in_log = resolve_delivered(
+            self.bootstrap, unknown, set().union(*unknown.values()), "usage matrix producer")
         with self._lock:
             self.acked |= set(resolved.values())
 
