@@ -39,8 +39,9 @@ typecheck: venv
 
 # pytest's exit code is kept (5 = "no tests collected" fails too) and, when
 # PYTEST_RC_FILE is set (.ci/run does), written there.
+# --durations: every CI log says where the suite's time went (budget: 90 min on 2 cores).
 test: bootstrap lint typecheck java-test kafka-python-versions unit-kafka-python-2
-	@rc=0; $(PY) -m pytest unit_tests integration_tests --timeout=$(PYTEST_TIMEOUT) $(PYTEST_ARGS) || rc=$$?; \
+	@rc=0; $(PY) -m pytest unit_tests integration_tests --timeout=$(PYTEST_TIMEOUT) --durations=25 $(PYTEST_ARGS) || rc=$$?; \
 	if [[ -n "$${PYTEST_RC_FILE:-}" ]]; then echo $$rc > "$$PYTEST_RC_FILE"; fi; \
 	if [[ $$rc -eq 5 ]]; then echo "make test: pytest collected no tests (exit 5): failing" >&2; fi; \
 	exit $$rc
