@@ -9,6 +9,7 @@ commits must be visible to the admin API.
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -141,6 +142,25 @@ def unexpected_duplicates(group: BridgeGroup) -> tuple[int, list[str]]:
     return from_crash, other
 
 
+def duplicate_timeline(group: BridgeGroup, described: list[str]) -> str:
+    """For a failed duplicates check: every member's rebalance callbacks and generations,
+    and when each read the first duplicated record, on one clock, so a recurrence says
+    whether a record was returned after its partition was revoked or before a commit."""
+    match = re.match(r"partition (\d+) offset (\d+)", described[0]) if described else None
+    if match is None:
+        return ""
+    p, o = int(match[1]), int(match[2])
+    rows = []
+    for n in group.members:
+        for e in group.events(n):
+            if e["event"] in ("assigned", "revoked", "lost"):
+                rows.append((e["mono"], f"{n} {e['event']} {e['partitions']}"))
+            elif e["event"] == "records" and [p, o] in [list(i) for i in e["items"]]:
+                rows.append((e["mono"], f"{n} read partition {p} offset {o}"))
+    start = min((t for t, _ in rows), default=0.0)
+    return "\n".join(f"+{t - start:7.3f} s {line}" for t, line in sorted(rows))
+
+
 def committed_offsets(bootstrap: str, group_id: str) -> dict[int, int]:
     admin = AdminClient({"bootstrap.servers": bootstrap})
     request = ConsumerGroupTopicPartitions(group_id)
@@ -220,7 +240,8 @@ def test_cooperative_group_through_join_clean_leave_and_crash(
         group.stop(name)
 
     from_crash, other = unexpected_duplicates(group)
-    assert other == [], f"duplicates without a crash: {other[:10]}"
+    assert other == [], (f"duplicates without a crash: {other[:10]}\n"
+                         + duplicate_timeline(group, other))
     print(f"\nproduced {len(producer.acked)}, duplicates after the crash: {from_crash}")
     assert committed_offsets(kafka_broker.bootstrap, group.base["group"]) == end_offsets(
         kafka_broker.bootstrap, group.base["topic"])
@@ -270,7 +291,7 @@ def test_eager_static_members_restart_and_scale_in_without_duplicates(
         group.stop(name)
 
     from_crash, other = unexpected_duplicates(group)
-    assert (from_crash, other) == (0, [])
+    assert (from_crash, other) == (0, []), duplicate_timeline(group, other)
     assert committed_offsets(kafka_broker.bootstrap, group.base["group"]) == end_offsets(
         kafka_broker.bootstrap, group.base["topic"])
 
