@@ -143,7 +143,7 @@ def unexpected_duplicates(group: BridgeGroup) -> tuple[int, list[str]]:
 
 
 def duplicate_timeline(group: BridgeGroup, described: list[str]) -> str:
-    """For a failed duplicates check: every member's rebalance callbacks and generations,
+    """For a failed duplicates check: every member's rebalance callbacks,
     and when each read the first duplicated record, on one clock, so a recurrence says
     whether a record was returned after its partition was revoked or before a commit."""
     match = re.match(r"partition (\d+) offset (\d+)", described[0]) if described else None
