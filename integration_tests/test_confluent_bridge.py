@@ -145,7 +145,8 @@ def unexpected_duplicates(group: BridgeGroup) -> tuple[int, list[str]]:
 def duplicate_timeline(group: BridgeGroup, described: list[str]) -> str:
     """For a failed duplicates check: every member's rebalance callbacks,
     and when each read the first duplicated record, on one clock, so a recurrence says
-    whether a record was returned after its partition was revoked or before a commit."""
+    whether a record was returned after its partition was revoked or before a commit; then
+    the readers' logs (a failed commit is logged there)."""
     match = re.match(r"partition (\d+) offset (\d+)", described[0]) if described else None
     if match is None:
         return ""
@@ -158,7 +159,10 @@ def duplicate_timeline(group: BridgeGroup, described: list[str]) -> str:
             elif e["event"] == "records" and [p, o] in [list(i) for i in e["items"]]:
                 rows.append((e["mono"], f"{n} read partition {p} offset {o}"))
     start = min((t for t, _ in rows), default=0.0)
-    return "\n".join(f"+{t - start:7.3f} s {line}" for t, line in sorted(rows))
+    readers = sorted({n for n in group.members for e in group.events(n)
+                      if e["event"] == "records" and [p, o] in [list(i) for i in e["items"]]})
+    return "\n".join([f"+{t - start:7.3f} s {line}" for t, line in sorted(rows)]
+                     + [group.log_tail(n) for n in readers])
 
 
 def committed_offsets(bootstrap: str, group_id: str) -> dict[int, int]:

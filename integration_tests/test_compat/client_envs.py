@@ -14,11 +14,13 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import hashlib
+import json
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
+import urllib.parse
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -73,9 +75,10 @@ def client_python(package: str, version: str) -> str:
     with _locked(root / f"{package}-{version}-{checkout}.lock"):
         if (env / ".complete").is_file():
             return str(python)
-        # this checkout's earlier recipes
+        # this checkout's earlier recipes, and the venvs of checkouts that are gone
         for old in root.glob(f"{package}-{version}-{checkout}-*"):
             shutil.rmtree(old, ignore_errors=True)
+        _remove_orphans(root)
         _run([sys.executable, "-m", "venv", str(env)], f"venv for {package} {version}")
         _run([str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check",
               "-e", f"{REPO}[embedded]", f"{package}=={version}", *TEST_DEPS],
@@ -87,6 +90,29 @@ def client_python(package: str, version: str) -> str:
             raise RuntimeError(f"{env} has {package} {got.stdout.strip()!r}, not {version}")
         (env / ".complete").write_text(version + "\n")
     return str(python)
+
+
+def _checkout_of(env: Path) -> Path | None:
+    """The checkout a venv installed editable (pip's direct_url.json), None if unreadable."""
+    for record in env.glob("lib/python*/site-packages/kafka_assignors-*.dist-info/direct_url.json"):
+        with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
+            url = urllib.parse.urlparse(json.loads(record.read_text())["url"])
+            if url.scheme == "file":
+                return Path(urllib.parse.unquote(url.path))
+    return None
+
+
+def _remove_orphans(root: Path) -> None:
+    """Delete the venvs whose checkout no longer exists (each fresh clone makes its own set,
+    about 30 MB each: without this the cache only grows)."""
+    for env in root.iterdir():
+        checkout = _checkout_of(env) if env.is_dir() else None
+        if checkout is None or checkout.exists():
+            continue
+        lock = root / (env.name.rsplit("-", 1)[0] + ".lock")
+        with _locked(lock):
+            shutil.rmtree(env, ignore_errors=True)
+        lock.unlink(missing_ok=True)
 
 
 @dataclass
