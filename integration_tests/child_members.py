@@ -32,6 +32,17 @@ class ChildMember:
     reader: threading.Thread | None = None  # reads its stdout until EOF
 
 
+#: set (to anything) to keep every member's stderr log and events after the group closes
+KEEP_LOGS_ENV = "CHILD_MEMBERS_KEEP_LOGS"
+#: a logging level for the members (default: the script's, WARNING)
+LOG_LEVEL_ENV = "CHILD_MEMBERS_LOG_LEVEL"
+
+
+def _log_level() -> dict[str, str]:
+    level = os.environ.get(LOG_LEVEL_ENV)
+    return {"log_level": level} if level else {}
+
+
 class ChildMembers:
     """Member processes of one group; ``base`` is every member's config, options add to it."""
 
@@ -48,7 +59,7 @@ class ChildMembers:
         )
         proc = subprocess.Popen(
             [sys.executable, str(self.script),
-             json.dumps({**self.base, "name": name, **options})],
+             json.dumps({**self.base, "name": name, **_log_level(), **options})],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, text=True,
             env={**os.environ, "PYTHONUNBUFFERED": "1"},
         )
@@ -142,6 +153,12 @@ class ChildMembers:
                 member.proc.kill()
                 member.proc.wait(10)
             member.log.close()
+            if os.environ.get(KEEP_LOGS_ENV):
+                # for chasing a rare failure: every member's log and events, kept
+                Path(member.log.name + ".events").write_text(
+                    "".join(json.dumps(e) + "\n" for e in member.events))
+                print(f"child members: kept {member.log.name}", file=sys.stderr)
+                continue
             os.unlink(member.log.name)
 
     def log_text(self, name: str) -> str:
