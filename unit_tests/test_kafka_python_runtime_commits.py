@@ -49,7 +49,8 @@ def test_the_hand_over_sees_commits_issued_but_not_yet_started() -> None:
     and stops counting once its scheduled send finished."""
     tracker = CommitTracker(Future)
     scheduled = Future()
-    commit = tracker.issued(_offsets(P0), scheduled)
+    commit = tracker.issued(_offsets(P0), asynchronous=True)
+    tracker.finish_with(commit, scheduled)
     assert tracker.covering({P0}) == [commit]
     assert tracker.covering({P1}) == []
     scheduled.success(None)
@@ -92,8 +93,8 @@ def test_a_retried_async_commit_sends_only_partitions_no_newer_commit_covers() -
     commit was issued for since are left out of the retry."""
     tracker = CommitTracker(Future)
     older_offsets = _offsets(P0, P1, offset=5)
-    older = tracker.issued(older_offsets, Future())
+    older = tracker.issued(older_offsets, asynchronous=True)
     assert older.asynchronous
     assert tracker.still_newest(older, older_offsets) == older_offsets
-    tracker.issued(_offsets(P1, offset=9), Future())
+    tracker.issued(_offsets(P1, offset=9), asynchronous=True)
     assert tracker.still_newest(older, older_offsets) == _offsets(P0, offset=5)

@@ -4,6 +4,7 @@ kafka-python's own code on a real consumer object (no broker: nothing is sent)."
 from __future__ import annotations
 
 import logging
+from collections import namedtuple
 from types import SimpleNamespace
 from typing import Any
 
@@ -19,6 +20,7 @@ from kafka_assignors import BalancedStickyAssignor, CooperativeBalancedStickyAss
 from kafka_assignors.adapters import kafka_python_runtime as runtime
 from kafka_assignors.adapters.kafka_python_runtime import cooperative
 
+_Broker = namedtuple("_Broker", "node_id host port rack")  # a coordinator's metadata
 COOP_GEN = Generation(4, "m", "cooperative-balanced-sticky")
 
 
@@ -302,5 +304,48 @@ def test_every_private_name_is_checked_on_this_kafka_python() -> None:
         coordinator = consumer._coordinator
         assert runtime._join_missing(coordinator) == ()
         assert runtime._cooperative_missing(coordinator) == ()
+    finally:
+        _close(consumer)
+
+
+def test_an_async_commit_answered_rebalancing_once_its_join_completed_is_retried() -> None:
+    """A commit_async sent between the member's JoinGroup and SyncGroup answers (the broker
+    answers REBALANCE_IN_PROGRESS while the group completes the generation) and answered only
+    after the member completed that generation is sent again, not failed: the partitions it
+    covers may be about to be handed over. Its send is taken up by the IO thread before
+    commit_async returns (it did so under load): the retry must still be made."""
+    consumer = _consumer(CooperativeBalancedStickyAssignor, enable_auto_commit=False)
+    coordinator = consumer._coordinator
+    try:
+        coordinator._generation = Generation(5, "m", "cooperative-balanced-sticky")
+        coordinator.state = MemberState.REBALANCING  # JoinGroup answered, SyncGroup pending
+        coordinator.rejoining = True
+        broker = _Broker("no-such-node", "127.0.0.1", 1, None)
+        coordinator._cluster._coordinator_brokers = {"no-such-node": broker}
+        requests: list[tuple[str, int]] = []
+
+        async def send(request: Any, node_id: str | None = None) -> Any:
+            requests.append((str(node_id), request.generation_id_or_member_epoch))
+            if len(requests) == 1:
+                # the SyncGroup answer is taken up before this commit's answer
+                coordinator.state, coordinator.rejoining = MemberState.STABLE, False
+                coordinator.rejoin_needed = False
+                return _commit_response(Errors.RebalanceInProgressError.errno)
+            return _commit_response(0)
+
+        def call_soon(fn: Any, *args: Any) -> Any:  # the IO thread starts the send at once
+            try:
+                return _done(consumer._net.run(fn, *args))
+            except Exception as exc:
+                return _done(error=exc)
+
+        coordinator._manager.send = send
+        coordinator._manager.call_soon = call_soon
+        offsets = {TopicPartition("t", 0): OffsetAndMetadata(5, "", -1)}
+        future = coordinator._do_commit_offsets_async(offsets)
+        assert future.succeeded(), future.exception
+        # sent again with the generation it completed (here on the commits connection: this
+        # member, which never really joined, still counts as rejoining to kafka-python)
+        assert requests == [("no-such-node-commits", 5), ("no-such-node-commits", 5)]
     finally:
         _close(consumer)

@@ -55,18 +55,24 @@ class CommitTracker:
     def _prune(self) -> None:
         self._open = [c for c in self._open if not c.done.is_done]
 
-    def issued(self, offsets: Any, sent: Any = None) -> Commit:
-        """An asynchronous commit was scheduled (its send has not started yet)."""
+    def issued(self, offsets: Any, *, asynchronous: bool = False) -> Commit:
+        """A commit is about to be scheduled: call before kafka-python schedules its send,
+        which kafka-python's IO thread may start at once (:meth:`start` then takes this entry
+        up; were it made later, the send would make an entry of its own, not marked
+        asynchronous, and this one would count as newer and leave it nothing to retry)."""
         with self._lock:
             self._prune()
-            commit = Commit(next(self._seq), frozenset(offsets), offsets, self._new_future())
+            commit = Commit(next(self._seq), frozenset(offsets), offsets, self._new_future(),
+                            asynchronous=asynchronous)
             self._open.append(commit)
             for tp in commit.partitions:
                 self._latest[tp] = commit.seq
-        if sent is not None:  # the scheduled send finished (or failed before it started)
-            commit.asynchronous = True
-            sent.add_both(lambda _res: self.finish(commit))
         return commit
+
+    def finish_with(self, commit: Commit, sent: Any) -> None:
+        """``commit`` is finished when ``sent`` (kafka-python's future of the scheduled send)
+        is, either way (also when it failed before it started)."""
+        sent.add_both(lambda _res: self.finish(commit))
 
     def start(self, offsets: Any) -> Commit:
         """A send begins: the commit issued with these very offsets, or a new one (sync)."""

@@ -28,9 +28,11 @@ On a cooperative consumer this module changes four things, on the coordinator in
   broker accepts them while the group prepares) on a connection of their own (the
   coordinator's connection is held by the pending JoinGroup: a broker answers one
   connection's requests in order), and a REBALANCE_IN_PROGRESS or ILLEGAL_GENERATION met
-  while a JoinGroup of this member is under way (or once it holds a newer generation) is
-  retried (a sync commit waits for the next generation) instead of failing the commit and
-  resetting the member; a fenced or closing member gets kafka-python's CommitFailedError;
+  while a JoinGroup of this member is under way (or once it holds a newer generation, or,
+  for REBALANCE_IN_PROGRESS, once it completed the generation the commit was sent with
+  between its JoinGroup and SyncGroup answers) is retried (a sync commit waits for the next
+  generation) instead of failing the commit and resetting the member; a fenced or closing
+  member gets kafka-python's CommitFailedError;
 * commit order and hand-over (:mod:`.commits`): a commit never overtakes an earlier one of
   the same partition that is unsent or in flight on the other connection, and revoked
   partitions are handed over (the follow-up JoinGroup) only once the commits of them issued
@@ -348,8 +350,14 @@ def install_cooperative(coordinator: Any) -> None:
     original_do_commit_async: Callable[..., Any] = coordinator._do_commit_offsets_async
 
     def do_commit_offsets_async(offsets: Any, callback: Any = None) -> Any:
-        future = original_do_commit_async(offsets, callback)
-        tracker.issued(offsets, future)  # known before kafka-python starts sending it
+        # known before kafka-python schedules the send: its IO thread may start it at once
+        commit = tracker.issued(offsets, asynchronous=True)
+        try:
+            future = original_do_commit_async(offsets, callback)
+        except BaseException:
+            tracker.finish(commit)
+            raise
+        tracker.finish_with(commit, future)
         return future
 
     async def send_commit(offsets: Any) -> Any:
@@ -408,15 +416,21 @@ def install_cooperative(coordinator: Any) -> None:
                 and bool(coordinator.rejoining or coordinator._join_task is not None))
 
     def handle_commit(offsets: Any, send_time: float, response: Any) -> Any:
-        generation, _mid_rebalance = sent.get(id(offsets), (None, False))
+        generation, mid_rebalance = sent.get(id(offsets), (None, False))
         current = coordinator._generation
+        codes = _error_codes(response)
+        in_good_standing = not current.is_lost() and not closing[0]
         # the member already holds a newer generation than the one the broker turned down
         moved_on = (generation is not None and generation != current.generation_id
-                    and not current.is_lost() and not closing[0])
-        if cooperative() and (taking_part() or moved_on) and _error_codes(response) & retry_codes:
+                    and in_good_standing)
+        # sent between its JoinGroup and SyncGroup answers (the group was completing that
+        # generation), answered once the member had completed it: the broker takes it now
+        completed = (mid_rebalance and generation == current.generation_id and in_good_standing
+                     and Errors.RebalanceInProgressError.errno in codes)
+        if cooperative() and (taking_part() or moved_on or completed) and codes & retry_codes:
             raise RebalanceCommitRetry(
-                f"group {coordinator.group_id} moved to a new generation while the commit was "
-                "in flight; retrying with the new one")
+                f"group {coordinator.group_id} was between generations when the commit "
+                "arrived; retrying with the member's current one")
         # otherwise the member is fenced (or closing): kafka-python's handling, which resets
         # the generation and raises CommitFailedError at once, as Java does
         return original_handle(offsets, send_time, response)
