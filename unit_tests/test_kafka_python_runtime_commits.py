@@ -98,3 +98,16 @@ def test_a_retried_async_commit_sends_only_partitions_no_newer_commit_covers() -
     assert tracker.still_newest(older, older_offsets) == older_offsets
     tracker.issued(_offsets(P1, offset=9), asynchronous=True)
     assert tracker.still_newest(older, older_offsets) == _offsets(P0, offset=5)
+
+
+def test_a_withdrawn_commit_is_not_newer_than_the_one_being_retried() -> None:
+    """A commit kafka-python refused to schedule (bad offsets) is forgotten: an earlier one's
+    retry still sends its partitions, and a hand-over does not wait for it."""
+    tracker = CommitTracker(Future)
+    older_offsets = _offsets(P0, offset=5)
+    older = tracker.issued(older_offsets, asynchronous=True)
+    refused = tracker.issued(_offsets(P0, offset=9), asynchronous=True)
+    assert tracker.still_newest(older, older_offsets) == {}
+    tracker.withdraw(refused)
+    assert tracker.still_newest(older, older_offsets) == older_offsets
+    assert tracker.covering({P0}) == [older]

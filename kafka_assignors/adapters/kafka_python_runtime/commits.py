@@ -21,7 +21,7 @@ from __future__ import annotations
 import itertools
 import threading
 from collections.abc import Collection, Hashable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 
@@ -36,6 +36,8 @@ class Commit:
     route: Hashable | None = None  # the connection it was sent on; None while unsent
     started: bool = False
     asynchronous: bool = False  # issued by commit_async (kafka-python never retries those)
+    #: each partition's newest commit before this one (restored if this one is withdrawn)
+    previous: dict[Hashable, int] = field(default_factory=dict)
 
 
 class CommitTracker:
@@ -66,8 +68,22 @@ class CommitTracker:
                             asynchronous=asynchronous)
             self._open.append(commit)
             for tp in commit.partitions:
+                if tp in self._latest:
+                    commit.previous[tp] = self._latest[tp]
                 self._latest[tp] = commit.seq
         return commit
+
+    def withdraw(self, commit: Commit) -> None:
+        """``commit`` was never scheduled (kafka-python refused it): forget it, so it neither
+        holds up a hand-over nor counts as newer than an earlier commit being retried."""
+        self.finish(commit)
+        with self._lock:
+            for tp in commit.partitions:
+                if self._latest.get(tp) == commit.seq:
+                    if tp in commit.previous:
+                        self._latest[tp] = commit.previous[tp]
+                    else:
+                        del self._latest[tp]
 
     def finish_with(self, commit: Commit, sent: Any) -> None:
         """``commit`` is finished when ``sent`` (kafka-python's future of the scheduled send)

@@ -355,7 +355,7 @@ def install_cooperative(coordinator: Any) -> None:
         try:
             future = original_do_commit_async(offsets, callback)
         except BaseException:
-            tracker.finish(commit)
+            tracker.withdraw(commit)
             raise
         tracker.finish_with(commit, future)
         return future
