@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from ..scheduling import LoadSampler, describe
 from .plans import Client
 from .report import write
 from .runner import run_matrix, summary
@@ -18,16 +19,22 @@ def assert_never_worse(kafka_broker: Any, client: Client, tmp_path: Path, *, alo
     """Ours is worse than ``alone`` (the client without us) in no cell; with
     ``nothing_twice_on_clean``, ours also reads nothing twice on a clean rebalance."""
     broker_log = kafka_broker.cluster.logs if kafka_broker.cluster is not None else None
-    pairs = run_matrix(kafka_broker.bootstrap, client, protocols=tuple(protocols),
-                       broker_log=broker_log)
-    meta = {"client": client.name, **client.describe()}
+    load = LoadSampler()  # the machine's, beside the judge's own stall probe
+    try:
+        pairs = run_matrix(kafka_broker.bootstrap, client, protocols=tuple(protocols),
+                           broker_log=broker_log)
+    finally:
+        load.close()
+    machine = describe([sample for _, sample in load.samples])
+    meta = {"client": client.name, **client.describe(), "machine load": machine}
     stem = f"usage_matrix_{client.name.replace('-', '_')}"
     _, md_path = write(pairs, meta, tmp_path, stem)
-    print(f"usage matrix ({client.name} {client.version}): {summary(pairs)}; {md_path}")
+    print(f"usage matrix ({client.name} {client.version}): {summary(pairs)}; {machine}; "
+          f"{md_path}")
     failures = [f"{p.cell.key} ({p.protocol}): {'; '.join(p.worse)}\n"
                 + "\n".join(f"[{side}]\n{tail}" for side, tail in p.logs.items())
                 for p in pairs if p.worse]
-    assert not failures, (f"ours worse than {alone} (results: {md_path}):\n"
+    assert not failures, (f"ours worse than {alone} (results: {md_path}; {machine}):\n"
                           + "\n\n".join(failures))
     if nothing_twice_on_clean:
         twice = [f"{p.cell.key} ({p.protocol}): {p.ours.duplicates}" for p in pairs
