@@ -1,6 +1,7 @@
 # The two commands:
 #   make demo   a real consumer group on a real (embedded) Kafka broker
-#   make test   ruff + mypy --strict + the broker-side assignor's Java tests + the whole pytest suite
+#   make test   ruff + mypy --strict + the broker-side assignor's Java tests + the whole pytest suite,
+#               in parallel stages, with the wall time of each printed at the end
 # Both prepare the machine first (scripts/bootstrap.sh: .venv, Docker engine, broker image).
 #
 # Variables: DEMO_ARGS="--keep --strategy roundrobin", PYTEST_ARGS="-k smoke -x",
@@ -37,14 +38,14 @@ lint: venv
 typecheck: venv
 	$(VENV)/bin/mypy
 
-# pytest's exit code is kept (5 = "no tests collected" fails too) and, when
-# PYTEST_RC_FILE is set (.ci/run does), written there.
-# --durations: every CI log says where the suite's time went (budget: 90 min on 2 cores).
-test: bootstrap lint typecheck java-test kafka-python-versions unit-kafka-python-2
-	@rc=0; $(PY) -m pytest unit_tests integration_tests --timeout=$(PYTEST_TIMEOUT) --durations=25 $(PYTEST_ARGS) || rc=$$?; \
-	if [[ -n "$${PYTEST_RC_FILE:-}" ]]; then echo $$rc > "$$PYTEST_RC_FILE"; fi; \
-	if [[ $$rc -eq 5 ]]; then echo "make test: pytest collected no tests (exit 5): failing" >&2; fi; \
-	exit $$rc
+# scripts/test-stages.sh: set-up (reported apart), then the integration suite in parallel
+# (pytest-xdist, INTEGRATION_WORKERS=3; integration_tests/scheduling.py) beside the stages that
+# need no broker (lint, type check, Java, kafka-python versions and 2.x, unit tests; nice 19),
+# then the wall time of each stage and integration group with the machine's load.
+# pytest's exit code 5 ("no tests collected") fails too; with PYTEST_RC_FILE set (.ci/run does)
+# the integration pytest's exit code is written there. --durations=25 on the integration run.
+test:
+	@PYTEST_ARGS="$(PYTEST_ARGS)" PYTEST_TIMEOUT=$(PYTEST_TIMEOUT) scripts/test-stages.sh
 
 # The broker-side assignor (broker-assignor/, Maven): JUnit tests, equivalence with the core.
 java-test:
