@@ -42,10 +42,14 @@ DEFAULT_S = 20.0
 #: a worker busy for longer than this gets the shortest unit as its next one
 SHORT_S = 45.0
 
-#: file prefixes (from the repository root) whose tests form one serial group
+#: node id prefixes (from the repository root) whose tests form one serial group
 FILE_GROUPS = {
     "integration_tests/test_usage_matrix_": "usage-matrix",
     "integration_tests/test_compat/": "compat",
+    # both measure throughput through kafka-assignors-measure-* topics of the shared broker, and
+    # the sizing test checks that none is left: not at the same time as the demo's
+    "integration_tests/test_pipeline_sizing.py": "measure-topics",
+    "integration_tests/test_cli.py::test_demo_short": "measure-topics",
 }
 #: fixtures whose tests form one serial group (the fixture is then started once per run)
 FIXTURE_GROUPS = {
