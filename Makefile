@@ -69,7 +69,7 @@ unit-kafka-python-2: venv
 	$(PY) -m integration_tests.client_venvs pytest $$v -q $(KAFKA_PYTHON_2X_TESTS) || exit 1; done
 
 # The compatibility matrix, every cell (other Kafka and client versions); writes
-# docs/compat/results.json and the README's table. COMPAT_ARGS="-k aiokafka" runs a part.
+# docs/compat/results.json (the docs site renders its table). COMPAT_ARGS="-k aiokafka" runs a part.
 COMPAT_ARGS ?=
 compat:
 	@scripts/compat-matrix.sh $(COMPAT_ARGS)
