@@ -88,6 +88,12 @@ def assignors(data: dict[str, Any]) -> str:
             leave = cells.get((shape["name"], "uniform", "leave", assignor))
             row.append(f"{_assignor_cell(fresh, timeout)} / {_assignor_cell(leave, timeout)}")
         lines.append("| " + " | ".join(row) + " |")
+    mine = [c for c in data["cells"] if c["assignor"] in ours and c["status"] == "ok"]
+    valid = sum(1 for c in mine if c["valid"])
+    spread = max(c["spread"] for c in mine)
+    lines.append("")
+    lines.append(f"Our assignors' results were valid in {valid} of {len(mine)} cells (uniform and "
+                 f"unequal subscriptions), with a spread of at most {spread}.")
     return "\n".join(lines)
 
 

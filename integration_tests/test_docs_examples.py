@@ -25,6 +25,9 @@ AWAITING: dict[str, str] = {
     "docs/confluent.md#2": "a fragment continuing block 1: bridge page owner",
     "docs/confluent.md#3": "builds a consumer and leaves it open: bridge page owner",
     "docs/upstream.md#1": "kafka-python's own code quoted, not an example: runtime page owner",
+    # the runtime engineer's page (issue 37), once merged
+    "docs/runtime.md#2": "`...` placeholder, BalancedStickyAssignor not imported: runtime "
+                         "page owner",
 }
 
 

@@ -74,8 +74,8 @@ def test_every_navigation_page_is_built(site: Path) -> None:
     """Each task the reader came for has its page, and the pages carry no build leftovers."""
     for name in ("index", "getting-started", "assignors", "clients/kafka-python",
                  "clients/aiokafka", "confluent", "runtime", "migration", "broker-assignor",
-                 "metrics", "cli", "pipeline", "benchmarks", "compatibility", "troubleshooting",
-                 "api", "changelog", "architecture"):
+                 "metrics", "cli", "commands", "pipeline", "benchmarks", "compatibility",
+                 "troubleshooting", "api", "changelog", "architecture"):
         page = site / f"{name}.html"
         assert page.is_file(), f"{name}.html was not built"
         text = _text(page)
