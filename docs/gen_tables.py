@@ -24,6 +24,9 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 REPO_URL = "https://github.com/kafka-assignors/kafka-assignors"
 MARKER = re.compile(r"^<!-- gen:([a-z_]+) -->$", re.MULTILINE)
+#: ``<!-- api: module[.Name] -->``: the API reference of something another branch of this round
+#: adds; rendered (``::: target``) once it exists, a note until then.
+API = re.compile(r"^<!-- api: ([\w.]+) -->$", re.MULTILINE)
 
 #: Images from outside docs/ that pages show: site path -> repository path.
 IMAGES = {
@@ -224,7 +227,27 @@ def expand(markdown: str) -> str:
             raise KeyError(f"<!-- gen:{name} -->: no such table (known: {sorted(TABLES)})")
         return TABLES[name].markdown()
 
-    return MARKER.sub(table, markdown)
+    return API.sub(_api, MARKER.sub(table, markdown))
+
+
+def _exists(target: str) -> bool:
+    import importlib
+
+    parts = target.split(".")
+    for cut in range(len(parts), 0, -1):
+        try:
+            obj: Any = importlib.import_module(".".join(parts[:cut]))
+        except ModuleNotFoundError:
+            continue
+        return all((obj := getattr(obj, attr, None)) is not None for attr in parts[cut:])
+    return False
+
+
+def _api(match: re.Match[str]) -> str:
+    target = match.group(1)
+    if _exists(target):
+        return f"::: {target}"
+    return f"`{target}` is not in this build of the documentation."
 
 
 # mkdocs hook events -----------------------------------------------------------------------
