@@ -70,7 +70,7 @@ unit-kafka-python-2: venv
 	$(PY) -m integration_tests.client_venvs pytest $$v -q $(KAFKA_PYTHON_2X_TESTS) || exit 1; done
 
 # The compatibility matrix, every cell (other Kafka and client versions); writes
-# docs/compat/results.json and the README's table. COMPAT_ARGS="-k aiokafka" runs a part.
+# docs/compat/results.json (the docs site renders its table). COMPAT_ARGS="-k aiokafka" runs a part.
 COMPAT_ARGS ?=
 compat:
 	@scripts/compat-matrix.sh $(COMPAT_ARGS)
@@ -90,3 +90,18 @@ BENCH_ARGS ?=
 .PHONY: bench
 bench: venv
 	$(PY) -m benchmarks.assignors $(BENCH_ARGS)
+
+# The documentation site (mkdocs.yml, docs/): `make docs` serves it on http://127.0.0.1:8000/
+# (DOCS_ADDR=host:port to change), `make docs-check` builds it with warnings as errors into
+# site/. make test checks the same and more (integration_tests/test_docs_site.py: strict build,
+# every page in headless Chromium, the phrases lab notes use; integration_tests/test_docs_examples.py:
+# every Python example run).
+DOCS_ADDR ?= 127.0.0.1:8000
+export NO_MKDOCS_2_WARNING := 1
+.PHONY: docs docs-check
+docs: venv
+	$(VENV)/bin/mkdocs serve --strict -a $(DOCS_ADDR)
+
+docs-check: venv
+	$(VENV)/bin/mkdocs build --strict --site-dir site
+	$(VENV)/bin/lint-imports

@@ -149,3 +149,49 @@ def check_report(page: Path, screenshot_name: str = "report-screenshot.png") -> 
     assert screenshot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     return PageCheck([e["text"] for e in facts["toc"]], len(facts["images"]), screenshot,
                      int(facts["height"]))
+
+
+# What a site page shows: its images and whether each loaded.
+_SITE_FACTS = """
+return {title: document.title,
+        images: [...document.images].map(i => ({src: i.getAttribute('src'),
+          complete: i.complete, width: i.naturalWidth, height: i.naturalHeight})),
+        text: document.body ? document.body.innerText : ''};
+"""
+
+
+@dataclass(frozen=True)
+class SitePage:
+    """What the browser saw on one page of the documentation site."""
+
+    url: str
+    title: str
+    console_errors: list[str]
+    broken_images: list[str]
+    images: int
+    text: str
+
+
+def check_site(urls: list[str]) -> list[SitePage]:
+    """Open each URL in one headless Chromium session and record, per page, the console's
+    SEVERE messages and every image that did not load (zero natural size).  The caller
+    asserts; nothing is skipped."""
+    user_data = tempfile.mkdtemp(prefix="kafka-assignors-chromium-")
+    driver = None
+    seen: list[SitePage] = []
+    try:
+        driver = _driver(user_data)
+        for url in urls:
+            driver.get(url)
+            facts = driver.execute_script(_SITE_FACTS)
+            errors = [str(e.get("message")) for e in driver.get_log("browser")
+                      if e.get("level") == "SEVERE"]
+            broken = [str(i["src"]) for i in facts["images"]
+                      if not (i["complete"] and i["width"] > 0 and i["height"] > 0)]
+            seen.append(SitePage(url, str(facts["title"]), errors, broken,
+                                 len(facts["images"]), str(facts["text"])))
+    finally:
+        if driver is not None:
+            driver.quit()
+        shutil.rmtree(user_data, ignore_errors=True)
+    return seen

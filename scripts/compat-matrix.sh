@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The compatibility matrix (integration_tests/test_compat/): the live tests that matter for
 # compatibility on every Kafka broker and client library version of the matrix, the default
-# versions included; then docs/compat/results.json and the README's table from this run.
+# versions included; then docs/compat/results.json from this run (the docs site's Compatibility page
+# renders its table from that file).
 #
 #   scripts/compat-matrix.sh                   every cell
 #   scripts/compat-matrix.sh -k aiokafka       some cells (pytest args): merged into the

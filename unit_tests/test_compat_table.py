@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from integration_tests.test_compat.table import END, START, render, write_readme
+from integration_tests.test_compat.table import render
 
 
 def _cell(component: str, version: str, column: str, test: str, outcome: str) -> dict[str, object]:
@@ -30,11 +28,3 @@ def test_rows_are_ordered_and_cells_count_their_tests() -> None:
     assert "**FAIL** 1 of 1" in lines[3] and "n/a: no plugin api before 4.0" in lines[3]
     assert "pass (2 tests)" in lines[4]
     assert "n/a: aiokafka has no cooperative protocol" in lines[2]
-
-
-def test_the_readme_section_between_the_markers_is_replaced(tmp_path: Path) -> None:
-    """Only the text between the markers changes."""
-    readme = tmp_path / "README.md"
-    readme.write_text(f"before\n{START}\nold\n{END}\nafter\n")
-    write_readme("| new |", readme)
-    assert readme.read_text() == f"before\n{START}\n| new |\n{END}\nafter\n"

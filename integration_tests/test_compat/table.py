@@ -1,11 +1,14 @@
-"""The compatibility table: from the matrix's results JSON to Markdown in the README.
+"""The compatibility table: from the matrix's results JSON to Markdown.
 
     python -m integration_tests.test_compat.table --from RAW.json [--merge]
         RAW.json is what a matrix run wrote (KAFKA_ASSIGNORS_COMPAT_RESULTS); its cells go
-        into docs/compat/results.json (--merge keeps the other tests' earlier cells) and the
-        table into README.md between the compat-table markers.
+        into docs/compat/results.json (--merge keeps the other tests' earlier cells), and the
+        table is printed.
     python -m integration_tests.test_compat.table
-        re-renders the README's table from docs/compat/results.json.
+        prints the table from docs/compat/results.json.
+
+The documentation site's Compatibility page renders the same table from
+docs/compat/results.json when it is built (docs/gen_tables.py calls :func:`render`).
 
 scripts/compat-matrix.sh runs the matrix and then this. Rows are (component, version) in
 the order of matrix.COMPONENTS, versions ascending; columns are matrix.COLUMNS, then any other
@@ -28,8 +31,6 @@ from typing import Any
 from .matrix import BROKER, COLUMNS, COMPONENTS, NOT_RUN, REPO, default_version
 
 RESULTS = REPO / "docs" / "compat" / "results.json"
-README = REPO / "README.md"
-START, END = "<!-- compat-table:start -->", "<!-- compat-table:end -->"
 
 
 def _version_key(version: str) -> tuple[int, ...]:
@@ -81,15 +82,6 @@ def render(results: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def write_readme(table: str, readme: Path = README) -> None:
-    text = readme.read_text()
-    if START not in text or END not in text:
-        raise SystemExit(f"{readme} has no {START} ... {END} section")
-    head, rest = text.split(START, 1)
-    _old, tail = rest.split(END, 1)
-    readme.write_text(f"{head}{START}\n{table}\n{END}{tail}")
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--from", dest="raw", type=Path,
@@ -111,9 +103,7 @@ def main(argv: list[str] | None = None) -> int:
         RESULTS.parent.mkdir(parents=True, exist_ok=True)
         RESULTS.write_text(json.dumps(results, indent=1) + "\n")
     results = json.loads(RESULTS.read_text())
-    table = render(results)
-    write_readme(table)
-    print(table)
+    print(render(results))
     return 0
 
 

@@ -1,0 +1,69 @@
+"""CHANGELOG.md is a changelog of releases (Keep a Changelog), and changelog.d/ holds
+fragments towncrier can build the next release's section from."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+CHANGELOG = (ROOT / "CHANGELOG.md").read_text()
+FRAGMENTS = ROOT / "changelog.d"
+TYPES = ("added", "changed", "deprecated", "removed", "fixed")
+#: Test-run language has no place in a changelog a user reads.
+LAB_PHRASES = ("1-minute load", "load average", "fresh clone", "fresh-clone", "CI stop",
+               "this session", "CI run")
+
+
+def test_every_release_has_a_dated_section() -> None:
+    """Each ``## [X.Y.Z] - YYYY-MM-DD`` section, newest first; none left Unreleased."""
+    releases = re.findall(r"^## \[([^\]]+)\] - (\d{4}-\d{2}-\d{2})$", CHANGELOG, re.MULTILINE)
+    headings = re.findall(r"^## .*$", CHANGELOG, re.MULTILINE)
+    assert releases and len(releases) == len(headings), headings
+    versions = [tuple(int(p) for p in v.split(".")) for v, _ in releases]
+    assert versions == sorted(versions, reverse=True)
+    assert "<!-- towncrier release notes start -->" in CHANGELOG
+
+
+def test_entries_are_one_line_each_and_speak_to_users() -> None:
+    """Every entry is one line, and no entry reports how a test run went."""
+    entries = [line for line in CHANGELOG.splitlines() if line.startswith("- ")]
+    continued = [line for line in CHANGELOG.splitlines() if line.startswith("  ")]
+    assert entries and not continued
+    lower = CHANGELOG.lower()
+    assert not [p for p in LAB_PHRASES if p.lower() in lower]
+
+
+def test_fragments_are_named_and_written_as_towncrier_reads_them() -> None:
+    """``<name>.<n>.<type>.md``, one line, a known type."""
+    for path in FRAGMENTS.iterdir():
+        if path.name in ("README.md", "template.md.jinja"):
+            continue
+        parts = path.name.split(".")
+        assert path.suffix == ".md" and parts[-2] in TYPES, path.name
+        lines = path.read_text().strip().splitlines()
+        assert len(lines) == 1, f"{path.name}: one line per change"
+        assert not [p for p in LAB_PHRASES if p.lower() in lines[0].lower()], path.name
+
+
+def test_towncrier_builds_the_next_section(tmp_path: Path) -> None:
+    """A fragment of each type lands in a dated section above the last release."""
+    for name in ("pyproject.toml", "CHANGELOG.md"):
+        shutil.copy(ROOT / name, tmp_path / name)
+    shutil.copytree(FRAGMENTS, tmp_path / "changelog.d")
+    for n, kind in enumerate(TYPES):
+        (tmp_path / "changelog.d" / f"check.{n}.{kind}.md").write_text(f"A {kind} change.\n")
+    towncrier = Path(sys.executable).with_name("towncrier")
+    proc = subprocess.run([str(towncrier), "build", "--yes", "--version", "99.0.0", "--date",
+                           "2099-01-01"], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    built = (tmp_path / "CHANGELOG.md").read_text()
+    section = built[built.index("## [99.0.0] - 2099-01-01"):]
+    section = section[:section.index("\n## [", 1)]
+    for kind in TYPES:
+        assert f"### {kind.capitalize()}" in section and f"- A {kind} change." in section
+    assert built.index("## [99.0.0]") < built.index("## [0.1.0]")
