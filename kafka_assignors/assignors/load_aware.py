@@ -66,7 +66,7 @@ class LoadAwareAssignor(KafkaPythonAssignor):
             return None
         source = self.weight_source.description
         try:
-            raw = self.weight_source.weights(partitions, WeightContext(cluster=cluster))
+            raw = self.weight_source.weights(partitions, WeightContext(cluster=cluster, consumer=self.consumer_settings()))
             wanted = set(partitions)
             weights: dict[TopicPartition, float] = {}
             bad = 0

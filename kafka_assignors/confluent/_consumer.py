@@ -20,7 +20,7 @@ from typing import Any
 
 import confluent_kafka
 from confluent_kafka import KafkaError, KafkaException
-from kafka import KafkaConsumer
+from ..kafka_python import KafkaConsumer  # kafka-python with the runtime (docs/runtime.md)
 from kafka import errors as kp_errors
 from kafka.coordinator.assignors.abstract import RebalanceProtocol
 
