@@ -35,7 +35,6 @@ from .assignors.balanced_sticky import BalancedStickyAssignor as _BalancedSticky
 from .assignors.balanced_sticky import (
     CooperativeBalancedStickyAssignor as _CooperativeBalancedSticky,
 )
-from .core.names import some_ids
 
 log = logging.getLogger("kafka_assignors")
 

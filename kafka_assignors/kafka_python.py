@@ -25,13 +25,7 @@ from .adapters.kafka_python_compat import KAFKA_PYTHON_2, KAFKA_PYTHON_VERSION
 
 __all__ = ["KafkaConsumer", "RuntimeUnavailableError"]
 
-if KAFKA_PYTHON_2:
-
-    class RuntimeUnavailableError(RuntimeError):
-        """The runtime was asked for on a consumer it cannot be applied to."""
-
-else:
-    from .adapters.kafka_python_runtime import RuntimeUnavailableError
+from .adapters.kafka_python_runtime import RuntimeUnavailableError, apply
 
 
 class KafkaConsumer(_KafkaConsumer):  # type: ignore[misc]
@@ -49,7 +43,6 @@ class KafkaConsumer(_KafkaConsumer):  # type: ignore[misc]
                 "kafka_assignors.kafka_python.KafkaConsumer needs kafka-python 3 (installed: "
                 f"{'.'.join(map(str, KAFKA_PYTHON_VERSION))}); use kafka.KafkaConsumer there")
         super().__init__(*topics, **configs)
-        from .adapters.kafka_python_runtime import apply
 
         try:
             apply(self)

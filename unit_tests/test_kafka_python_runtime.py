@@ -1,4 +1,4 @@
-"""The kafka-python runtime: applied by kafka_assignors.kafka_python.KafkaConsumer, and only there."""
+"""The kafka-python runtime: applied by kafka_assignors.kafka_python.KafkaConsumer, only there."""
 
 from __future__ import annotations
 
@@ -58,7 +58,7 @@ def test_a_cooperative_runtime_consumer_gets_the_whole_runtime(strategy: list[An
         assert status == runtime.RuntimeStatus(join_fix=True, keep_reading=True, metrics=True)
         assert _replaced(consumer) == (
             REPLACED_BY_JOIN_FIX | REPLACED_BY_COOPERATIVE | REPLACED_BY_METRICS)
-        ours = list(consumer._coordinator._assignors.values())[0]
+        ours = next(iter(consumer._coordinator._assignors.values()))
         assert ours.protocol_mode == "cooperative"
     finally:
         consumer.close()
@@ -110,10 +110,10 @@ def test_one_info_line_says_what_was_turned_on(caplog: Any) -> None:
 def test_a_missing_name_raises_naming_it_and_changes_nothing(monkeypatch: Any) -> None:
     """A kafka-python without a name the runtime relies on: a clear error at construction,
     never a silent change of behaviour."""
-    monkeypatch.setattr(manifest, "REQUIREMENTS", manifest.REQUIREMENTS + (
-        ("ConsumerCoordinator", ("_a_name_kafka_python_dropped",)),))
+    monkeypatch.setattr(manifest, "REQUIREMENTS", (
+        *manifest.REQUIREMENTS, ("ConsumerCoordinator", ("_a_name_kafka_python_dropped",))))
     with pytest.raises(runtime.RuntimeUnavailableError,
-                       match="ConsumerCoordinator._a_name_kafka_python_dropped"):
+                       match=r"ConsumerCoordinator\._a_name_kafka_python_dropped"):
         _consumer([CooperativeBalancedStickyAssignor])
     plain = _consumer([CooperativeBalancedStickyAssignor], KafkaConsumer)  # never fails by us
     plain.close()

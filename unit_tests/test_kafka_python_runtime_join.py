@@ -3,7 +3,6 @@ kafka-python's own code on a real consumer object (no broker: nothing is sent)."
 
 from __future__ import annotations
 
-import logging
 from collections import namedtuple
 from types import SimpleNamespace
 from typing import Any
@@ -16,7 +15,6 @@ from kafka.protocol.consumer.metadata import ConsumerProtocolAssignment
 from kafka.structs import OffsetAndMetadata, TopicPartition
 
 from kafka_assignors import BalancedStickyAssignor, CooperativeBalancedStickyAssignor
-from kafka_assignors.adapters import kafka_python_runtime as runtime
 from kafka_assignors.adapters.kafka_python_runtime import cooperative, manifest
 from kafka_assignors.kafka_python import KafkaConsumer
 

@@ -101,7 +101,7 @@ class Member:
         topics = self.cfg.get("topics", [])
         # ours, as docs/runtime.md says: the runtime's KafkaConsumer, or (runtime: false, the
         # plain one line) kafka's own; kafka-python's strategies always with kafka's own
-        KafkaConsumer = _consumer_class(module, self.cfg.get("runtime", True))  # noqa: N806
+        KafkaConsumer = _consumer_class(module, self.cfg.get("runtime", True))
         if self.usage == "pattern":
             consumer = KafkaConsumer(**kwargs)
             consumer.subscribe(pattern=self.cfg["pattern"])

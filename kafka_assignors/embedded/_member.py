@@ -224,7 +224,7 @@ def run(cfg: MemberConfig, emitter: Emitter) -> int:
     if cfg.runtime and not KAFKA_PYTHON_2:  # (the runtime is kafka-python 3's only)
         from ..kafka_python import KafkaConsumer  # the runtime, as docs/runtime.md says
     else:
-        from kafka import KafkaConsumer  # type: ignore[assignment]
+        from kafka import KafkaConsumer  # type: ignore[no-redef]
 
     from .strategies import resolve_strategies
 

@@ -51,7 +51,7 @@ def _objects(coordinator: Any) -> dict[str, Any]:
     try:
         from kafka.protocol.consumer import OffsetCommitRequest
     except ImportError:
-        OffsetCommitRequest = None  # noqa: N806 (kafka-python's class name)
+        OffsetCommitRequest = None
     topic = getattr(OffsetCommitRequest, "OffsetCommitRequestTopic", None)
     return {
         "ConsumerCoordinator": coordinator,
@@ -71,7 +71,7 @@ def missing(coordinator: Any) -> tuple[str, ...]:
     """The manifest's names that ``coordinator`` (a kafka-python ``ConsumerCoordinator``) and
     the objects it holds lack; empty when the runtime can be applied."""
     objects = _objects(coordinator)
-    out = []
+    out: list[str] = []
     for where, group in REQUIREMENTS:
         obj = objects[where]
         out.extend(f"{where}.{name}" for name in group if obj is None or not hasattr(obj, name))
