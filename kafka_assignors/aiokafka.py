@@ -110,9 +110,9 @@ def metrics(consumer: Any) -> dict[str, dict[str, float]]:
 
     The shape of kafka-python's ``KafkaConsumer.metrics()``: Java's names in
     ``consumer-coordinator-metrics`` and ours in ``kafka-assignors-assignment-metrics``
-    (see the README).  Recorded from the consumer's first join with one of our
-    assignors; callable at any time, before ``start()`` too (then the values are empty
-    or -1).  It also attaches the metrics to ``consumer`` as ``_kafka_assignors_metrics``,
+    (see the README).  Recorded once ``kafka_assignors.metrics.instrument(consumer)`` was
+    called (before or after ``start()``); callable at any time (values empty or -1 until
+    the first rebalance is recorded).  It also attaches the metrics to ``consumer`` as ``_kafka_assignors_metrics``,
     where the Prometheus and OpenTelemetry exporters find them.
     """
     return _aiokafka_metrics.consumer_metrics(consumer).values()

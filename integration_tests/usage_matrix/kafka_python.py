@@ -2,8 +2,10 @@
 
 Ours: ``BalancedStickyAssignor`` (eager) and ``CooperativeBalancedStickyAssignor``; alone:
 kafka-python's ``RangePartitionAssignor`` and ``CooperativeStickyAssignor``, each passed as the
-README's one line does: ``partition_assignment_strategy=[X()]``. The member script is
-``kafka_python_member.py`` beside this file.
+README's one line does: ``partition_assignment_strategy=[X()]``. Three sides per cell on
+kafka-python 3: ours with the runtime (``kafka_assignors.kafka_python.KafkaConsumer``), ours as
+the plain one line (``kafka.KafkaConsumer``, no runtime) and kafka-python alone. The member
+script is ``kafka_python_member.py`` beside this file.
 """
 
 from __future__ import annotations
@@ -108,6 +110,7 @@ def client() -> Client:
         cells=CELLS,
         base_options=BASE_OPTIONS,
         describe=describe,
+        plain=True,  # ours also as the plain one line (kafka.KafkaConsumer, no runtime)
     )
 
 
@@ -133,6 +136,7 @@ def client_on(version: str, *, name: str, protocols: Sequence[str] = ("eager", "
         base_options=dict(options),
         describe=describe_venv,
         python=str(kafka_python_venv(version)),
+        plain=here.plain and not version.startswith("2."),
     )
 
 
