@@ -112,8 +112,8 @@ def metrics(consumer: Any) -> dict[str, dict[str, float]]:
     ``consumer-coordinator-metrics`` and ours in ``kafka-assignors-assignment-metrics``
     (see the README).  Recorded once ``kafka_assignors.metrics.instrument(consumer)`` was
     called (before or after ``start()``); callable at any time (values empty or -1 until
-    the first rebalance is recorded).  It also attaches the metrics to ``consumer`` as ``_kafka_assignors_metrics``,
-    where the Prometheus and OpenTelemetry exporters find them.
+    the first rebalance is recorded).  It also attaches the metrics to ``consumer`` as
+    ``_kafka_assignors_metrics``, where the Prometheus and OpenTelemetry exporters find them.
     """
     return _aiokafka_metrics.consumer_metrics(consumer).values()
 
