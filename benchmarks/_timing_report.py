@@ -237,8 +237,8 @@ and group), so drifting load hits every variant alike.
 does (kafka-python's own rebalance behaviour); **cooperative** is the same assignor with the
 runtime (`kafka_assignors.kafka_python.KafkaConsumer`). The bridge members call
 `poll(0.05)` one message at a time, aiokafka members `getmany(timeout_ms=50)`, kafka-python
-members `poll(timeout_ms=1000)` and Java members `poll(1 s)` (all return as soon as records are there). Every member reports each record it
-is handed, with CLOCK_MONOTONIC (Python `time.monotonic()`, Java `System.nanoTime()`, the
+members `poll(timeout_ms=1000)` and Java members `poll(1 s)` (all return as soon as records
+are there). Every member reports each record it is handed, with CLOCK_MONOTONIC (Python `time.monotonic()`, Java `System.nanoTime()`, the
 same clock on Linux).
 
 * **join -> stable**: from the joiner subscribing (kafka-python, bridge: consumer created
