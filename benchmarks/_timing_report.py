@@ -238,8 +238,8 @@ does (kafka-python's own rebalance behaviour); **cooperative** is the same assig
 runtime (`kafka_assignors.kafka_python.KafkaConsumer`). The bridge members call
 `poll(0.05)` one message at a time, aiokafka members `getmany(timeout_ms=50)`, kafka-python
 members `poll(timeout_ms=1000)` and Java members `poll(1 s)` (all return as soon as records
-are there). Every member reports each record it is handed, with CLOCK_MONOTONIC (Python `time.monotonic()`, Java `System.nanoTime()`, the
-same clock on Linux).
+are there). Every member reports each record it is handed, with CLOCK_MONOTONIC (Python
+`time.monotonic()`, Java `System.nanoTime()`, the same clock on Linux).
 
 * **join -> stable**: from the joiner subscribing (kafka-python, bridge: consumer created
   and subscribed, about to send JoinGroup; aiokafka: before `start()`, which connects and
