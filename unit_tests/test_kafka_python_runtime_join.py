@@ -3,13 +3,11 @@ kafka-python's own code on a real consumer object (no broker: nothing is sent)."
 
 from __future__ import annotations
 
-import logging
 from collections import namedtuple
 from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from kafka import KafkaConsumer
 from kafka import errors as Errors
 from kafka.coordinator.base import Generation, MemberState
 from kafka.future import Future
@@ -17,8 +15,8 @@ from kafka.protocol.consumer.metadata import ConsumerProtocolAssignment
 from kafka.structs import OffsetAndMetadata, TopicPartition
 
 from kafka_assignors import BalancedStickyAssignor, CooperativeBalancedStickyAssignor
-from kafka_assignors.adapters import kafka_python_runtime as runtime
-from kafka_assignors.adapters.kafka_python_runtime import cooperative
+from kafka_assignors.adapters.kafka_python_runtime import cooperative, manifest
+from kafka_assignors.kafka_python import KafkaConsumer
 
 _Broker = namedtuple("_Broker", "node_id host port rack")  # a coordinator's metadata
 COOP_GEN = Generation(4, "m", "cooperative-balanced-sticky")
@@ -231,7 +229,7 @@ def test_a_closing_member_commit_is_not_retried() -> None:
 
 def _claims(consumer: Any) -> Any:
     assignor = next(iter(consumer._coordinator._assignors.values()))
-    return assignor._states.get(consumer._coordinator, assignor._own_state)
+    return assignor._own_state
 
 
 def test_ownership_claims_are_cleared_when_the_partitions_are_lost() -> None:
@@ -262,48 +260,12 @@ def test_ownership_claims_are_cleared_on_unsubscribe() -> None:
         _close(consumer)
 
 
-def test_an_untested_kafka_python_leaves_the_runtime_off_with_one_warning(
-    monkeypatch: Any, caplog: Any,
-) -> None:
-    """On a kafka-python release the runtime is not tested on, it installs nothing and says so
-    once, naming the version; the assignor still works."""
-    monkeypatch.setattr(runtime, "kafka_python_version", lambda: "3.9.9")
-    monkeypatch.setattr(runtime, "_warned", set())
-    with caplog.at_level(logging.WARNING, logger="kafka_assignors"):
-        first = _consumer(CooperativeBalancedStickyAssignor)
-        second = _consumer(BalancedStickyAssignor)
-    try:
-        status = runtime.runtime_status(first._coordinator)
-        assert status is not None and status.untested_version == "3.9.9"
-        assert not status.join_fix and "stable" not in vars(first._coordinator)
-        warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING
-                    and "kafka-assignors runtime" in r.getMessage()]
-        assert len(warnings) == 1 and "3.9.9" in warnings[0]
-    finally:
-        _close(first)
-        _close(second)
-
-
-def test_an_assignor_called_outside_a_consumer_says_the_runtime_is_not_active(
-    caplog: Any,
-) -> None:
-    """A frame walk that finds no kafka-python coordinator logs that once per assignor."""
-    assignor = CooperativeBalancedStickyAssignor()
-    with caplog.at_level(logging.WARNING, logger="kafka_assignors"):
-        assignor.supported_protocols()
-        assignor.supported_protocols()
-    lines = [r for r in caplog.records if "not active" in r.getMessage()]
-    assert len(lines) == 1
-
-
 def test_every_private_name_is_checked_on_this_kafka_python() -> None:
     """The deep check (Generation, Future, Heartbeat, cluster, OffsetCommitRequest fields)
     finds everything on the installed kafka-python."""
     consumer = _consumer(CooperativeBalancedStickyAssignor)
     try:
-        coordinator = consumer._coordinator
-        assert runtime._join_missing(coordinator) == ()
-        assert runtime._cooperative_missing(coordinator) == ()
+        assert manifest.missing(consumer._coordinator) == ()
     finally:
         _close(consumer)
 
