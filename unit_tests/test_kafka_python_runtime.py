@@ -22,13 +22,11 @@ from kafka_assignors.adapters.kafka_python_runtime import cooperative, join
 REPLACED_BY_JOIN_FIX = {"need_rejoin", "join_group_async", "_do_join_and_sync_async",
                         "_process_join_group_response", "stable", "request_rejoin",
                         "_on_join_prepare_async", "_on_join_complete_async",
-                        "maybe_leave_group_async"}
-REPLACED_BY_COOPERATIVE = {"poll", "time_to_next_poll", "_on_join_complete_async",
-                           "generation_if_stable", "_send_offset_commit_request",
-                           "_handle_offset_commit_response", "ensure_active_group", "close",
-                           "_do_commit_offsets_async", "_on_join_prepare_async",
-                           "_do_join_and_sync_async", "_process_join_group_response",
-                           "_process_sync_group_response"}
+                        "_handle_heartbeat_response"}
+REPLACED_BY_COOPERATIVE = {"poll", "time_to_next_poll", "join_group_async",
+                           "_on_join_complete_async", "generation_if_stable",
+                           "_send_offset_commit_request", "_handle_offset_commit_response",
+                           "close", "_do_commit_offsets_async", "_on_join_prepare_async"}
 #: the metrics' hooks (kafka_python_runtime.metrics), on every consumer with our assignors
 REPLACED_BY_METRICS = {"_do_join_and_sync_async", "_invoke_rebalance_listener_async",
                        "_perform_assignment", "_on_join_prepare_async",

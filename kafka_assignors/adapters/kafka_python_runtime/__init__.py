@@ -137,31 +137,11 @@ def kafka_python_version() -> str:
 
 
 def _join_missing(coordinator: Any) -> tuple[str, ...]:
-    missing = _missing(coordinator, join.NEEDS)
-    if missing:
-        return missing
-    return (_missing(coordinator._generation, join.GENERATION_NEEDS, "Generation.")
-            + _missing(_new_future(), join.TASK_NEEDS, "Future."))
+    return join.missing(coordinator)
 
 
 def _cooperative_missing(coordinator: Any) -> tuple[str, ...]:
-    from kafka.protocol.consumer import OffsetCommitRequest
-
-    missing = _missing(coordinator, cooperative.NEEDS)
-    if missing:
-        return missing
-    topic = getattr(OffsetCommitRequest, "OffsetCommitRequestTopic", None)
-    partition = getattr(topic, "OffsetCommitRequestPartition", None)
-    return (_missing(coordinator._subscription, cooperative.SUBSCRIPTION_NEEDS,
-                     "SubscriptionState.")
-            + _missing(coordinator.heartbeat, cooperative.HEARTBEAT_NEEDS, "Heartbeat.")
-            + _missing(coordinator._cluster, cooperative.CLUSTER_NEEDS, "ClusterMetadata.")
-            + _missing(coordinator._manager, cooperative.MANAGER_NEEDS, "KafkaNetManager.")
-            + _missing(OffsetCommitRequest, cooperative.COMMIT_REQUEST_FIELDS,
-                       "OffsetCommitRequest.")
-            + _missing(topic, cooperative.COMMIT_TOPIC_FIELDS, "OffsetCommitRequestTopic.")
-            + _missing(partition, cooperative.COMMIT_PARTITION_FIELDS,
-                       "OffsetCommitRequestPartition."))
+    return cooperative.missing(coordinator)
 
 
 def _new_future() -> Any:
