@@ -17,8 +17,8 @@ On a cooperative consumer this module changes, on the coordinator instance:
   its next owner;
 * ``time_to_next_poll``: a short fetch wait during the rebalance, so its completion is
   taken up promptly;
-* ``_on_join_complete_async``: partitions the new assignment takes away stop being
-  fetched and returned first, their consumed offsets are committed (auto-commit,
+* ``_on_join_complete_async``: for partitions the new assignment takes away, first their
+  consumed offsets are committed (auto-commit,
   asynchronously: the commit goes out before the follow-up JoinGroup on the same
   connection) and ``on_partitions_revoked`` runs while they are still assigned (Java's
   order); only then is the assignment replaced and the follow-up round requested;
@@ -60,13 +60,25 @@ NEEDS = (
     "_lock", "state", "config", "need_rejoin", "request_rejoin", "rejoining", "_join_task",
 )
 SUBSCRIPTION_NEEDS = (
-    "assigned_partitions", "all_consumed_offsets", "mark_pending_revocation",
-    "assign_from_subscribed", "rebalance_listener",
+    "assigned_partitions", "all_consumed_offsets", "assign_from_subscribed",
+    "rebalance_listener",
 )
 #: kafka-python's event loop (``coordinator._net``): the retry backoff and the hand-over wait.
 NET_NEEDS = ("sleep",)
 #: The OffsetCommit response's field read to tell a rebalance from a fenced member.
 COMMIT_RESPONSE_NEEDS = ("topics",)
+
+#: kafka-python's public names used here ("module:attribute"; checked like the others), and
+#: the consumer configuration keys read (kafka-python's documented options).
+PUBLIC_NEEDS = (
+    "kafka.errors:RebalanceInProgressError", "kafka.errors:IllegalGenerationError",
+    "kafka.errors:RetriableError", "kafka.errors:NodeNotReadyError",
+    "kafka.errors:KafkaTimeoutError", "kafka.errors:KafkaError",
+    "kafka.coordinator.base:MemberState",
+    "kafka.protocol.consumer.metadata:ConsumerProtocolAssignment.decode",
+    "kafka.protocol.consumer:OffsetCommitResponse",
+)
+CONFIG_KEYS = ("session_timeout_ms", "enable_auto_commit", "retry_backoff_ms")
 
 #: How long a fetch may wait during a cooperative rebalance before the join is looked at again.
 REBALANCE_POLL_S = 0.05
@@ -86,7 +98,8 @@ def missing(coordinator: Any) -> tuple[str, ...]:
         return lacking
     return (join._missing(coordinator._subscription, SUBSCRIPTION_NEEDS, "SubscriptionState.")
             + join._missing(coordinator._net, NET_NEEDS, "KafkaNet.")
-            + join._missing(_commit_response(), COMMIT_RESPONSE_NEEDS, "OffsetCommitResponse."))
+            + join._missing(_commit_response(), COMMIT_RESPONSE_NEEDS, "OffsetCommitResponse.")
+            + join.public_missing(PUBLIC_NEEDS))
 
 
 def _commit_response() -> Any:
@@ -204,8 +217,8 @@ def install_cooperative(coordinator: Any) -> None:
         revoked = set(subscription.assigned_partitions()) - assigned
         listener_error: BaseException | None = None
         if revoked:
-            # no more fetches or returned records for them (buffered ones are dropped)
-            subscription.mark_pending_revocation(revoked)
+            # (no fetch can return them meanwhile: the application's thread is inside the
+            # poll that runs this; their buffered records are dropped once they go below)
             with lock:
                 handing_over.update(revoked)
                 hand_over_by[0] = time.monotonic() + COMMIT_ORDER_TIMEOUT_S

@@ -72,6 +72,15 @@ TASK_NEEDS = ("is_done", "__await__")
 GENERATION_NEEDS = ("is_lost",)
 SUBSCRIPTION_NEEDS = ("assigned_partitions", "assign_from_subscribed")
 
+#: kafka-python's public names used here ("module:attribute"; checked like the others), and
+#: the consumer configuration keys read (kafka-python's documented options).
+PUBLIC_NEEDS = (
+    "kafka.errors:RebalanceInProgressError", "kafka.coordinator.base:MemberState",
+    "kafka.coordinator.assignors.abstract:RebalanceProtocol", "kafka.future:Future",
+    "kafka.coordinator.assignors.abstract:AbstractPartitionAssignor.supported_protocols",
+)
+CONFIG_KEYS = ("session_timeout_ms",)
+
 _STATE = "_kafka_assignors_join"
 
 
@@ -84,11 +93,28 @@ def missing(coordinator: Any) -> tuple[str, ...]:
 
     return (_missing(coordinator._generation, GENERATION_NEEDS, "Generation.")
             + _missing(Future(), TASK_NEEDS, "Future.")
-            + _missing(coordinator._subscription, SUBSCRIPTION_NEEDS, "SubscriptionState."))
+            + _missing(coordinator._subscription, SUBSCRIPTION_NEEDS, "SubscriptionState.")
+            + public_missing(PUBLIC_NEEDS))
 
 
 def _missing(obj: Any, names: tuple[str, ...], prefix: str = "") -> tuple[str, ...]:
     return tuple(prefix + name for name in names if not hasattr(obj, name))
+
+
+def public_missing(names: tuple[str, ...]) -> tuple[str, ...]:
+    """The ``module:attribute.path`` names of ``names`` this kafka-python lacks."""
+    import importlib
+
+    lacking = []
+    for name in names:
+        module, _, path = name.partition(":")
+        try:
+            obj: Any = importlib.import_module(module)
+            for part in path.split("."):
+                obj = getattr(obj, part)
+        except (ImportError, AttributeError):
+            lacking.append(name)
+    return tuple(lacking)
 
 
 def is_cooperative(coordinator: Any) -> bool:
