@@ -87,7 +87,8 @@ REBALANCE_POLL_S = 0.05
 #: leaves it in doubt for the few milliseconds until the next JoinGroup is sent).
 DOUBT_WARNING_S = 1.0
 #: How long revoked partitions wait for commits of them still in flight before the hand-over,
-#: and how long an asynchronous commit that met the rebalance is retried.
+#: and how long an asynchronous commit that met the rebalance is retried once the member's
+#: JoinGroup is answered (newer commits of its partitions end its retries earlier).
 COMMIT_ORDER_TIMEOUT_S = 10.0
 
 
@@ -327,6 +328,8 @@ def install_cooperative(coordinator: Any) -> None:
             while True:
                 try:
                     if join_pending():
+                        # the wait for the JoinGroup's answer is the group's, not this commit's
+                        deadline = time.monotonic() + COMMIT_ORDER_TIMEOUT_S
                         raise RebalanceCommitRetry(
                             f"group {coordinator.group_id} is joining; the commit goes out "
                             "once the JoinGroup is answered")
