@@ -27,10 +27,11 @@ import uuid
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from kafka import KafkaConsumer, KafkaProducer
+import kafka
+from kafka import KafkaProducer
 
+import kafka_assignors.kafka_python
 from kafka_assignors import CooperativeBalancedStickyAssignor
-from kafka_assignors.adapters.kafka_python_runtime import OPT_OUT_ENV
 from kafka_assignors.embedded import start_single_broker
 from kafka_assignors.embedded.admin import create_topic, delete_topic
 
@@ -44,20 +45,13 @@ class Member:
     """One consumer polling with timeout_ms=0 on its own thread, timing every call."""
 
     def __init__(self, bootstrap: str, topic: str, group: str, runtime: bool) -> None:
-        previous = os.environ.get(OPT_OUT_ENV)
-        if not runtime:
-            os.environ[OPT_OUT_ENV] = "off"
-        try:
-            self.consumer = KafkaConsumer(
-                bootstrap_servers=bootstrap, group_id=group, auto_offset_reset="earliest",
-                enable_auto_commit=True, auto_commit_interval_ms=1000,
-                partition_assignment_strategy=[CooperativeBalancedStickyAssignor])
-            self.consumer.subscribe([topic])
-        finally:
-            if previous is None:
-                os.environ.pop(OPT_OUT_ENV, None)
-            else:
-                os.environ[OPT_OUT_ENV] = previous
+        # the runtime is what kafka_assignors.kafka_python.KafkaConsumer adds to kafka-python's
+        made = kafka_assignors.kafka_python.KafkaConsumer if runtime else kafka.KafkaConsumer
+        self.consumer = made(
+            bootstrap_servers=bootstrap, group_id=group, auto_offset_reset="earliest",
+            enable_auto_commit=True, auto_commit_interval_ms=1000,
+            partition_assignment_strategy=[CooperativeBalancedStickyAssignor])
+        self.consumer.subscribe([topic])
         self.calls: list[tuple[float, float]] = []  # (start, duration)
         self.records = 0
         self.stop = threading.Event()

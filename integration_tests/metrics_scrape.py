@@ -82,11 +82,10 @@ class RoundTrips(logging.Handler):
 
 
 def _consumer(bootstrap: str, group: str, topic: str, client_id: str) -> Any:
-    from kafka import KafkaConsumer
-
     from kafka_assignors import CooperativeBalancedStickyAssignor
+    from kafka_assignors.kafka_python import KafkaConsumer
 
-    # the README's one line (plus what a test needs: ids and short timeouts)
+    # the runtime's one line, docs/runtime.md (plus what a test needs: ids and short timeouts)
     consumer = KafkaConsumer(
         bootstrap_servers=bootstrap.split(","),
         group_id=group,

@@ -14,14 +14,14 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+import kafka
 import pytest
-from kafka import KafkaConsumer
 
 from kafka_assignors import make_assignor
-from kafka_assignors.adapters.kafka_python_runtime import OPT_OUT_ENV
 from kafka_assignors.core.balanced_sticky import balanced_sticky
 from kafka_assignors.core.model import Assignment, GroupSpec
 from kafka_assignors.embedded import GroupRunner, MemberView
+from kafka_assignors.kafka_python import KafkaConsumer
 
 from .ledger import holdings, overlaps
 from .test_e2e.traffic import (
@@ -80,17 +80,16 @@ def _poll_until(consumer: Any, want: set[tuple[str, int]], seconds: float) -> bo
 
 @pytest.mark.parametrize("assignor", [SLOW_EAGER, SLOW_COOPERATIVE_IN_PROCESS],
                          ids=["eager", "cooperative"])
-@pytest.mark.parametrize("runtime", ["default", "opted-out"])
+@pytest.mark.parametrize("runtime", ["runtime", "plain"])
 def test_a_join_result_arriving_between_two_polls_is_taken_up(
     kafka_broker: Any, make_topic: Callable[..., str], unique_name: Callable[[str], str],
     monkeypatch: pytest.MonkeyPatch, assignor: type, runtime: str,
 ) -> None:
     """The round trip after a subscription change completes while the application is between
-    two polls. By default the next poll takes it up; opted out, kafka-python never does."""
-    if runtime == "opted-out":
-        monkeypatch.setenv(OPT_OUT_ENV, "off")
+    two polls. The runtime's next poll takes it up; a plain consumer never does."""
+    cls = KafkaConsumer if runtime == "runtime" else kafka.KafkaConsumer
     a, b = make_topic(2), make_topic(2)
-    consumer = KafkaConsumer(a, bootstrap_servers=kafka_broker.bootstrap,
+    consumer = cls(a, bootstrap_servers=kafka_broker.bootstrap,
                              group_id=unique_name("group"),
                              partition_assignment_strategy=[assignor],
                              session_timeout_ms=10_000, heartbeat_interval_ms=1_000)
@@ -108,7 +107,7 @@ def test_a_join_result_arriving_between_two_polls_is_taken_up(
             time.sleep(0.01)  # the application is busy: the result arrives between two polls
         assert task.is_done and task.succeeded(), task.exception
         settled = _poll_until(consumer, {(a, 0), (a, 1), (b, 0), (b, 1)}, 6)
-        if runtime == "default":
+        if runtime == "runtime":
             assert settled, f"still {coordinator.state} with {sorted(consumer.assignment())}"
         else:
             assert not settled, ("kafka-python took up the dropped join result: it has fixed "

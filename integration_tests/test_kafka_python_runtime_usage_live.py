@@ -18,11 +18,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
-from kafka import ConsumerRebalanceListener, KafkaConsumer, KafkaProducer
+from kafka import ConsumerRebalanceListener, KafkaProducer
 from kafka.coordinator.assignors.cooperative_sticky import CooperativeStickyAssignor
 from kafka.coordinator.assignors.range import RangePartitionAssignor
 
 from kafka_assignors import BalancedStickyAssignor, CooperativeBalancedStickyAssignor
+from kafka_assignors.kafka_python import KafkaConsumer
 
 RECORDS = 100
 STRATEGIES = {

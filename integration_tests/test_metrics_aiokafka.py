@@ -109,6 +109,7 @@ async def run_scenario(bootstrap: str, group: str, topic: str, topic2: str,
     from aiokafka import AIOKafkaConsumer
 
     import kafka_assignors.aiokafka as kaa
+    from kafka_assignors.metrics import instrument
 
     seen = Observed()
     consumer = AIOKafkaConsumer(
@@ -117,6 +118,7 @@ async def run_scenario(bootstrap: str, group: str, topic: str, topic2: str,
         session_timeout_ms=SESSION_MS, heartbeat_interval_ms=500,
         metadata_max_age_ms=5_000, auto_offset_reset="earliest",
     )
+    instrument(consumer)  # the metrics, explicitly (docs/runtime.md); before start() is fine
     assert kaa.metrics(consumer)[COORD]["rebalance-total"] == 0  # before start(): empty
     spy_on_wire(consumer, seen)
     listener = make_listener(seen)

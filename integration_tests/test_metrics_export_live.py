@@ -124,6 +124,7 @@ def test_one_call_exports_an_aiokafka_consumer(
     from aiokafka import AIOKafkaConsumer
 
     import kafka_assignors.aiokafka as kaa
+    from kafka_assignors.metrics import instrument
 
     topic = make_topic(4)
 
@@ -133,6 +134,7 @@ def test_one_call_exports_an_aiokafka_consumer(
             client_id="exported-aiokafka",
             partition_assignment_strategy=(kaa.BalancedStickyAssignor(),),
         )
+        instrument(consumer)  # the metrics, explicitly (docs/runtime.md)
         registry, reader, provider = _register_both(consumer)  # before start()
         await consumer.start()
         try:

@@ -16,11 +16,10 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from kafka import KafkaConsumer
-
 from kafka_assignors import BalancedStickyAssignor, CooperativeBalancedStickyAssignor
 from kafka_assignors.core.metrics import count_spread, topic_spread
 from kafka_assignors.embedded import GroupRunner
+from kafka_assignors.kafka_python import KafkaConsumer  # the runtime: docs/runtime.md
 from kafka_assignors.metrics import COORDINATOR_GROUP, QUALITY_GROUP, GroupMetrics, metrics_of
 
 from .metrics_witness import Driver, Listener, Witness, settled, witnessing
@@ -243,7 +242,7 @@ def test_eager_kept_partitions_pause_for_the_whole_rebalance(
 def test_a_consumer_configured_as_the_readme_says_shows_the_java_names(
     kafka_broker: Any, make_topic: Callable[..., str], unique_name: Callable[[str], str],
 ) -> None:
-    """The README's one line (partition_assignment_strategy=[...]) is all it takes:
+    """The runtime's KafkaConsumer with our assignor (docs/runtime.md) is all it takes:
     consumer.metrics() holds Java's names and ours, tagged like kafka-python's own, and
     metrics_of finds them; with metrics_enabled=False there are none."""
     topic = make_topic(2)

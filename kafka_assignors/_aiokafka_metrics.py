@@ -72,6 +72,26 @@ def consumer_metrics(consumer: Any) -> GroupMetrics:
     return found
 
 
+def instrument_started(consumer: Any) -> GroupMetrics:
+    """Metrics on a started aiokafka consumer's coordinator; binds our assignors to it (they
+    read the generation there). Raises RuntimeError naming what aiokafka lacks."""
+    from .aiokafka import AIOKafkaAssignor
+
+    coordinator = consumer._coordinator
+    missing = [n for n in NEEDS if not hasattr(coordinator, n)]
+    if missing:
+        raise RuntimeError("kafka_assignors.metrics.instrument: this aiokafka's "
+                           f"GroupCoordinator has no {', '.join(missing)}")
+    found = install(coordinator)
+    if found is None:
+        raise RuntimeError("kafka_assignors.metrics.instrument: this aiokafka's "
+                           "SubscriptionState lacks " + ", ".join(SUBSCRIPTION_NEEDS))
+    for assignor in getattr(coordinator, "_assignors", ()) or ():
+        if isinstance(assignor, AIOKafkaAssignor):
+            assignor.bind(coordinator)
+    return found
+
+
 def install(coordinator: Any) -> GroupMetrics | None:
     """Wrap one aiokafka ``GroupCoordinator`` instance; idempotent.  None if it cannot be."""
     global _warned

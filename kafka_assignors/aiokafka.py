@@ -15,6 +15,7 @@ still hold partitions).  Requires the ``aiokafka`` extra.
 from __future__ import annotations
 
 import logging
+import weakref
 from collections.abc import Mapping
 from types import SimpleNamespace
 from typing import Any, cast
@@ -28,14 +29,12 @@ from kafka.protocol.consumer.metadata import (
 )
 
 from . import _aiokafka_metrics
-from .adapters._callers import caller_value, calling_coordinator
 from .adapters.kafka_python import KafkaPythonAssignor
 from .adapters.leader import MODE_EAGER
 from .assignors.balanced_sticky import BalancedStickyAssignor as _BalancedSticky
 from .assignors.balanced_sticky import (
     CooperativeBalancedStickyAssignor as _CooperativeBalancedSticky,
 )
-from .core.names import some_ids
 
 log = logging.getLogger("kafka_assignors")
 
@@ -52,10 +51,17 @@ class AIOKafkaAssignor(_AIOAbstractAssignor):  # type: ignore[misc]
     """Runs one of our kafka-python assignors inside an aiokafka consumer."""
 
     def __init__(self, inner: KafkaPythonAssignor) -> None:
-        # ``inner`` keeps each consumer's state apart (keyed by the coordinator that
-        # calls, found through this wrapper); it is not changed, so it may serve
-        # kafka-python consumers too
+        # ``inner`` keeps one consumer's state: one wrapper (and inner instance) per consumer
         self._inner = inner
+        #: the aiokafka ``GroupCoordinator`` this wrapper serves, once ``instrument()`` bound it
+        #: (its ``generation`` dates the partitions this member announces)
+        self._coordinator: weakref.ReferenceType[Any] | None = None
+
+    def bind(self, coordinator: Any) -> None:
+        """Read the generation from ``coordinator`` (``kafka_assignors.metrics.instrument``
+        calls this once the consumer has started)."""
+        self._inner.bind(coordinator)
+        self._coordinator = weakref.ref(coordinator)
 
     @property
     def name(self) -> str:
@@ -66,15 +72,14 @@ class AIOKafkaAssignor(_AIOAbstractAssignor):  # type: ignore[misc]
         return self._inner.last_report
 
     def metadata(self, topics: Any) -> bytes:
-        # asked just before each JoinGroup: the rebalance metrics start on this consumer now
-        _aiokafka_metrics.install(calling_coordinator(self))
         # aiokafka has no cooperative protocol: its members always run eager
         sub: ConsumerProtocolSubscription = self._inner.subscription(topics, MODE_EAGER)
         return bytes(sub.encode())
 
     def on_assignment(self, assignment: Any) -> None:
-        # aiokafka does not pass the generation; its coordinator's caller frame has it
-        generation = caller_value(lambda f: f.get("generation"))
+        # aiokafka does not pass the generation; a bound coordinator holds it
+        coordinator = self._coordinator() if self._coordinator is not None else None
+        generation = getattr(coordinator, "generation", None)
         parts = [(topic, list(partitions)) for topic, partitions in assignment.assignment]
         self._inner.on_assignment(
             ConsumerProtocolAssignment(0, parts, b""),
@@ -87,38 +92,11 @@ class AIOKafkaAssignor(_AIOAbstractAssignor):  # type: ignore[misc]
 
 
 def _full_members(decoded: Mapping[str, Any]) -> list[Any]:
-    """Members with their complete v3 subscription.
+    """Members as aiokafka's leader decoded them: version-0 fields (topics, user data).
 
-    aiokafka decodes subscriptions with the version-0 schema, which drops owned
-    partitions, generation and rack; the raw JoinGroup members are still in its
-    ``_perform_assignment`` frame, so decode those again in full.
+    Our members carry their owned partitions, generation and rack in the user data too,
+    so nothing of ours is lost; another client's member counts as owning nothing.
     """
-    raw = caller_value(lambda f: f.get("members") if "assignment_strategy" in f else None)
-    out = []
-    undecodable: list[str] = []
-    if raw is not None:
-        for member in raw:
-            if len(member) == 3:
-                member_id, instance_id, metadata_bytes = member
-            else:
-                (member_id, metadata_bytes), instance_id = member, None
-            if member_id not in decoded:
-                continue
-            try:
-                metadata: Any = ConsumerProtocolSubscription.decode(metadata_bytes)
-            except Exception:
-                undecodable.append(member_id)
-                metadata = _v0(decoded[member_id])
-            out.append(SimpleNamespace(member_id=member_id, group_instance_id=instance_id,
-                                       metadata=metadata))
-        if undecodable:
-            log.warning("%d member(s) sent a subscription that cannot be decoded in full; "
-                        "treating them as owning nothing: %s", len(undecodable),
-                        some_ids(undecodable))
-        if len(out) == len(decoded):
-            return out
-    log.warning("aiokafka leader could not read full subscriptions; owned partitions are "
-                "unknown for this rebalance")
     return [SimpleNamespace(member_id=m, group_instance_id=None, metadata=_v0(md))
             for m, md in decoded.items()]
 
@@ -132,9 +110,9 @@ def metrics(consumer: Any) -> dict[str, dict[str, float]]:
 
     The shape of kafka-python's ``KafkaConsumer.metrics()``: Java's names in
     ``consumer-coordinator-metrics`` and ours in ``kafka-assignors-assignment-metrics``
-    (see the README).  Recorded from the consumer's first join with one of our
-    assignors; callable at any time, before ``start()`` too (then the values are empty
-    or -1).  It also attaches the metrics to ``consumer`` as ``_kafka_assignors_metrics``,
+    (see the README).  Recorded once ``kafka_assignors.metrics.instrument(consumer)`` was
+    called (before or after ``start()``); callable at any time (values empty or -1 until
+    the first rebalance is recorded).  It also attaches the metrics to ``consumer`` as ``_kafka_assignors_metrics``,
     where the Prometheus and OpenTelemetry exporters find them.
     """
     return _aiokafka_metrics.consumer_metrics(consumer).values()

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# The kafka-python runtime's unit tests against every kafka-python release it is tested on
-# (TESTED_VERSIONS in kafka_assignors/adapters/kafka_python_runtime/__init__.py), each in a
-# throwaway venv under the user cache that holds only that kafka-python and borrows the rest
-# (pytest, hypothesis, this package) from .venv. `make test` runs it.
+# The kafka-python runtime's manifest check and unit tests against every kafka-python 3.x
+# release on PyPI (listed at run time with `pip index versions`, the newest included; the
+# extras allow kafka-python>=3,<4), each in a throwaway venv under the user cache that holds
+# only that kafka-python and borrows the rest (pytest, hypothesis, this package) from .venv.
+# `make test` runs it.
 #
-#   scripts/test-kafka-python-versions.sh            every tested version
+#   scripts/test-kafka-python-versions.sh            every 3.x release
 #   scripts/test-kafka-python-versions.sh 3.0.5 ...  these versions (tested or not)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -15,8 +16,13 @@ cache="${XDG_CACHE_HOME:-$HOME/.cache}/kafka-assignors/kafka-python-versions/$ch
 if [[ $# -gt 0 ]]; then
     versions="$*"
 else
-    versions=$($PY -c 'from kafka_assignors.adapters.kafka_python_runtime import TESTED_VERSIONS
-print(" ".join(TESTED_VERSIONS))')
+    listed=$($PY -m pip index versions kafka-python --disable-pip-version-check 2>/dev/null \
+        | sed -n 's/^Available versions: //p')
+    versions=$(echo "$listed" | tr ',' '\n' | tr -d ' ' | grep -E '^3\.[0-9]+\.[0-9]+$' | sort -V)
+    if [[ -z "$versions" ]]; then
+        echo "could not list kafka-python releases (pip index versions kafka-python)" >&2
+        exit 1
+    fi
 fi
 shared=$($PY -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
 tests=(unit_tests/test_kafka_python_runtime.py unit_tests/test_kafka_python_runtime_join.py
@@ -37,7 +43,9 @@ for version in $versions; do
     own=$("$env/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
     echo "import site; site.addsitedir('$shared')" > "$own/zz-kafka-assignors-shared.pth"
     echo "== kafka-python $version"
-    if ! "$env/bin/python" -m pytest -q -p no:cacheprovider "${tests[@]}"; then
+    if ! "$env/bin/python" -m kafka_assignors.adapters.kafka_python_runtime.manifest; then
+        failed+=("$version (manifest)")
+    elif ! "$env/bin/python" -m pytest -q -p no:cacheprovider "${tests[@]}"; then
         failed+=("$version")
     fi
 done

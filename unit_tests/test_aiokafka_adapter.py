@@ -22,17 +22,25 @@ from .fakes import FakeCluster
 def aiokafka_member(owned: dict[str, list[int]], generation: int) -> Any:
     """An aiokafka member's assignor after one assignment in ``generation``."""
     a = BalancedStickyAssignor()
-
-    def _on_join_complete(generation: int) -> None:  # the shape of aiokafka's caller frame
-        a.on_assignment(ConsumerProtocolMemberAssignment(0, sorted(owned.items()), b""))
-
-    _on_join_complete(generation)
+    coordinator = _Coordinator()
+    coordinator.generation = generation
+    a.bind(coordinator)  # as kafka_assignors.metrics.instrument(consumer) does once started
+    _alive.append(coordinator)
+    a.on_assignment(ConsumerProtocolMemberAssignment(0, sorted(owned.items()), b""))
     return a
 
 
+class _Coordinator:
+    """The aiokafka GroupCoordinator's ``generation``, which a bound wrapper reads."""
+
+    generation = -1
+
+
+_alive: list[_Coordinator] = []
+
+
 def perform_assignment(leader: Any, members: list[tuple[str, str | None, bytes]]) -> Any:
-    """Mimics aiokafka's ``_perform_assignment``: v0-decoded metadata, raw members in the frame."""
-    assignment_strategy = leader.name  # noqa: F841 - read from this frame by the adapter
+    """Mimics aiokafka's ``_perform_assignment``: v0-decoded metadata."""
     decoded = {m: ConsumerProtocolMemberMetadata.decode(raw) for m, _i, raw in members}
     return leader.assign(FakeCluster({"t": 6}), decoded)
 

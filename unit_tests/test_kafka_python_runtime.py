@@ -1,4 +1,4 @@
-"""The kafka-python runtime: on consumers that use our assignors, by default, and only there."""
+"""The kafka-python runtime: applied by kafka_assignors.kafka_python.KafkaConsumer, only there."""
 
 from __future__ import annotations
 
@@ -17,7 +17,8 @@ from kafka_assignors import (
     PinnedAssignor,
 )
 from kafka_assignors.adapters import kafka_python_runtime as runtime
-from kafka_assignors.adapters.kafka_python_runtime import cooperative, join
+from kafka_assignors.adapters.kafka_python_runtime import cooperative, join, manifest
+from kafka_assignors.kafka_python import KafkaConsumer as RuntimeConsumer
 
 REPLACED_BY_JOIN_FIX = {"need_rejoin", "join_group_async", "_do_join_and_sync_async",
                         "_process_join_group_response", "stable", "request_rejoin",
@@ -25,7 +26,7 @@ REPLACED_BY_JOIN_FIX = {"need_rejoin", "join_group_async", "_do_join_and_sync_as
                         "_handle_heartbeat_response"}
 REPLACED_BY_COOPERATIVE = {"poll", "time_to_next_poll", "join_group_async",
                            "_on_join_complete_async", "generation_if_stable",
-                           "_send_offset_commit_request", "_handle_offset_commit_response",
+                           "_send_offset_commit_request",
                            "close", "_do_commit_offsets_async", "_on_join_prepare_async"}
 #: the metrics' hooks (kafka_python_runtime.metrics), on every consumer with our assignors
 REPLACED_BY_METRICS = {"_do_join_and_sync_async", "_invoke_rebalance_listener_async",
@@ -33,10 +34,10 @@ REPLACED_BY_METRICS = {"_do_join_and_sync_async", "_invoke_rebalance_listener_as
                        "_on_join_complete_async", "poll"}
 
 
-def _consumer(strategy: list[Any]) -> Any:
+def _consumer(strategy: list[Any], cls: Any = RuntimeConsumer) -> Any:
     """A real kafka-python consumer; no broker needed when api_version is given."""
-    return KafkaConsumer(bootstrap_servers="127.0.0.1:1", api_version=(3, 9), group_id="g",
-                         partition_assignment_strategy=strategy)
+    return cls(bootstrap_servers="127.0.0.1:1", api_version=(3, 9), group_id="g",
+               partition_assignment_strategy=strategy)
 
 
 def _replaced(consumer: Any) -> set[str]:
@@ -48,35 +49,45 @@ def _replaced(consumer: Any) -> set[str]:
     [CooperativeBalancedStickyAssignor], [CooperativeBalancedStickyAssignor()],
     [CooperativeLoadAwareAssignor(weights={})],
 ])
-def test_a_cooperative_consumer_gets_the_whole_runtime_without_a_call(strategy: list[Any]) -> None:
+def test_a_cooperative_runtime_consumer_gets_the_whole_runtime(strategy: list[Any]) -> None:
     consumer = _consumer(strategy)
     try:
         status = runtime.runtime_status(consumer._coordinator)
-        assert status == runtime.RuntimeStatus(join_fix=True, keep_reading=True)
+        assert status == runtime.RuntimeStatus(join_fix=True, keep_reading=True, metrics=True)
         assert _replaced(consumer) == (
             REPLACED_BY_JOIN_FIX | REPLACED_BY_COOPERATIVE | REPLACED_BY_METRICS)
+        ours = next(iter(consumer._coordinator._assignors.values()))
+        assert ours.protocol_mode == "cooperative"
     finally:
         consumer.close()
 
 
 @pytest.mark.parametrize("strategy", [
-    [BalancedStickyAssignor], [PinnedAssignor(pinned=["t:0"])],
+    [BalancedStickyAssignor], [PinnedAssignor(pinned=["t:0"])], [RangePartitionAssignor],
     # eager wins when a consumer lists an eager strategy beside a cooperative one
     [CooperativeBalancedStickyAssignor, BalancedStickyAssignor],
+    [CooperativeBalancedStickyAssignor, RangePartitionAssignor],
 ])
-def test_an_eager_consumer_gets_the_join_fix_only(strategy: list[Any]) -> None:
+def test_an_eager_runtime_consumer_gets_the_join_fix_only(strategy: list[Any]) -> None:
     consumer = _consumer(strategy)
     try:
         status = runtime.runtime_status(consumer._coordinator)
-        assert status == runtime.RuntimeStatus(join_fix=True, keep_reading=False)
+        assert status == runtime.RuntimeStatus(join_fix=True, keep_reading=False, metrics=True)
         assert _replaced(consumer) == REPLACED_BY_JOIN_FIX | REPLACED_BY_METRICS
+        # the runtime tells our assignors the protocol kafka-python decided on
+        assert {getattr(a, "protocol_mode", "eager")
+                for a in consumer._coordinator._assignors.values()} == {"eager"}
     finally:
         consumer.close()
 
 
-@pytest.mark.parametrize("strategy", [[RangePartitionAssignor], [StickyPartitionAssignor]])
-def test_a_consumer_without_our_assignors_is_untouched(strategy: list[Any]) -> None:
-    consumer = _consumer(strategy)
+@pytest.mark.parametrize("strategy", [
+    [CooperativeBalancedStickyAssignor], [CooperativeBalancedStickyAssignor()],
+    [BalancedStickyAssignor], [RangePartitionAssignor], [StickyPartitionAssignor],
+])
+def test_a_plain_consumer_is_untouched(strategy: list[Any]) -> None:
+    """kafka.KafkaConsumer with our assignor: nothing of kafka-python's is replaced."""
+    consumer = _consumer(strategy, KafkaConsumer)
     try:
         assert runtime.runtime_status(consumer._coordinator) is None
         assert _replaced(consumer) == set()
@@ -84,25 +95,40 @@ def test_a_consumer_without_our_assignors_is_untouched(strategy: list[Any]) -> N
         consumer.close()
 
 
-def test_one_info_line_says_what_was_done(caplog: Any) -> None:
+def test_one_info_line_says_what_was_turned_on(caplog: Any) -> None:
     with caplog.at_level(logging.INFO, logger="kafka_assignors"):
         consumer = _consumer([CooperativeBalancedStickyAssignor])
         consumer.close()
     lines = [r for r in caplog.records if "kafka-assignors runtime" in r.getMessage()]
     assert len(lines) == 1 and lines[0].levelno == logging.INFO
     assert "never dropped" in lines[0].getMessage()
-    assert runtime.OPT_OUT_ENV in lines[0].getMessage()
+    assert "keep reading" in lines[0].getMessage()
 
 
-def test_the_environment_variable_opts_out(monkeypatch: Any) -> None:
-    monkeypatch.setenv(runtime.OPT_OUT_ENV, "off")
-    consumer = _consumer([CooperativeBalancedStickyAssignor])
-    try:
-        status = runtime.runtime_status(consumer._coordinator)
-        assert status is not None and status.opted_out
-        assert _replaced(consumer) == set()
-    finally:
-        consumer.close()
+def test_a_missing_name_raises_naming_it_and_changes_nothing(monkeypatch: Any) -> None:
+    """A kafka-python without a name the runtime relies on: a clear error at construction,
+    never a silent change of behaviour."""
+    monkeypatch.setattr(manifest, "REQUIREMENTS", (
+        *manifest.REQUIREMENTS, ("ConsumerCoordinator", ("_a_name_kafka_python_dropped",))))
+    with pytest.raises(runtime.RuntimeUnavailableError,
+                       match=r"ConsumerCoordinator\._a_name_kafka_python_dropped"):
+        _consumer([CooperativeBalancedStickyAssignor])
+    plain = _consumer([CooperativeBalancedStickyAssignor], KafkaConsumer)  # never fails by us
+    plain.close()
+
+
+def test_the_manifest_lists_what_the_installed_kafka_python_has() -> None:
+    """Every name of the manifest exists on this kafka-python; the count is printed for the docs."""
+    assert manifest.missing_in_installed() == ()
+    assert len(manifest.names()) == manifest.count() > 0
+    print(f"the runtime relies on {manifest.count()} kafka-python names")
+
+
+def test_the_manifest_check_names_what_a_coordinator_lacks() -> None:
+    missing = manifest.missing(_Coordinator())
+    assert "ConsumerCoordinator.join_group_async" in missing
+    assert "Generation.is_lost" in missing
+    assert "ConsumerCoordinator.group_id" not in missing
 
 
 class _Coordinator:
@@ -111,21 +137,18 @@ class _Coordinator:
     group_id = "g"
 
 
-def test_missing_internals_change_nothing_and_warn_once(caplog: Any, monkeypatch: Any) -> None:
-    monkeypatch.setattr(runtime, "_warned", set())  # other tests may have warned already
-    first, second = _Coordinator(), _Coordinator()
-    with caplog.at_level(logging.WARNING, logger="kafka_assignors"):
-        status = runtime.install(first)
-        runtime.install(second)
+def test_install_on_a_coordinator_of_another_shape_changes_nothing() -> None:
+    first = _Coordinator()
+    status = runtime.install(first)
     assert not status.join_fix and not status.keep_reading
-    assert set(status.missing) == set(join.NEEDS) - {"group_id"}
+    assert {n.partition(".")[2] for n in status.missing
+            if n.startswith("ConsumerCoordinator.")} == set(join.NEEDS) - {"group_id"}
     assert vars(first) == {"_kafka_assignors_runtime": status}
-    assert len([r for r in caplog.records if r.levelno == logging.WARNING]) == 1
 
 
 def test_kafka_python_3_has_every_name_the_runtime_relies_on() -> None:
     """Guards the private names against a kafka-python upgrade (the install checks them too)."""
-    consumer = _consumer([RangePartitionAssignor])
+    consumer = _consumer([RangePartitionAssignor], KafkaConsumer)
     try:
         coordinator = consumer._coordinator
         assert [n for n in join.NEEDS + cooperative.NEEDS if not hasattr(coordinator, n)] == []
@@ -170,9 +193,9 @@ def test_cooperative_completion_revokes_first_then_assigns() -> None:
     from kafka.structs import TopicPartition
 
     seen: list[tuple[str, list[int], list[int]]] = []
-    consumer = KafkaConsumer(bootstrap_servers="127.0.0.1:1", api_version=(3, 9), group_id="g",
-                             enable_auto_commit=False,
-                             partition_assignment_strategy=[CooperativeBalancedStickyAssignor])
+    consumer = RuntimeConsumer(bootstrap_servers="127.0.0.1:1", api_version=(3, 9), group_id="g",
+                               enable_auto_commit=False,
+                               partition_assignment_strategy=[CooperativeBalancedStickyAssignor])
 
     class Listener(ConsumerRebalanceListener):  # type: ignore[misc]
         def _note(self, kind: str, tps: Any) -> None:

@@ -3,13 +3,12 @@ kafka-python's own code on a real consumer object (no broker: nothing is sent)."
 
 from __future__ import annotations
 
-import logging
 import time
 from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from kafka import ConsumerRebalanceListener, KafkaConsumer
+from kafka import ConsumerRebalanceListener
 from kafka import errors as Errors
 from kafka.coordinator.base import Generation, MemberState
 from kafka.future import Future
@@ -17,8 +16,8 @@ from kafka.protocol.consumer.metadata import ConsumerProtocolAssignment
 from kafka.structs import OffsetAndMetadata, TopicPartition
 
 from kafka_assignors import BalancedStickyAssignor, CooperativeBalancedStickyAssignor
-from kafka_assignors.adapters import kafka_python_runtime as runtime
-from kafka_assignors.adapters.kafka_python_runtime import cooperative
+from kafka_assignors.adapters.kafka_python_runtime import cooperative, manifest
+from kafka_assignors.kafka_python import KafkaConsumer
 
 COOP_GEN = Generation(4, "m", "cooperative-balanced-sticky")
 
@@ -190,45 +189,56 @@ def _commit_response(code: int) -> Any:
     return SimpleNamespace(topics=[("t", [(0, code)])])
 
 
-@pytest.mark.parametrize("in_join", [True, False], ids=["joining", "fenced"])
-def test_illegal_generation_is_retried_only_for_a_member_in_the_rebalance(in_join: bool) -> None:
-    """ILLEGAL_GENERATION on a commit is retried while a JoinGroup of this member is under way;
-    a member with no join under way is fenced and gets CommitFailedError at once."""
+@pytest.mark.parametrize("code", [Errors.IllegalGenerationError.errno,
+                                  Errors.RebalanceInProgressError.errno])
+def test_a_commit_that_meets_a_rebalance_gets_kafka_pythons_handling(code: int) -> None:
+    """A commit the broker turns down because the group moved on (a rebalance this member has
+    not joined yet, or a generation it was fenced from) gets kafka-python's handling at once:
+    CommitFailedError (and a reset generation for ILLEGAL_GENERATION), as Java does."""
     consumer = _consumer(CooperativeBalancedStickyAssignor, enable_auto_commit=False)
     coordinator = consumer._coordinator
     try:
+        consumer._subscription.assign_from_subscribed([TopicPartition("t", 0)])
         coordinator._generation = Generation(4, "m", "cooperative-balanced-sticky")
-        coordinator.state = MemberState.REBALANCING if in_join else MemberState.STABLE
-        coordinator.rejoining = in_join
+        coordinator.state = MemberState.STABLE
+        coordinator._manager.send = _Broker(coordinator, [code]).send
         offsets = {TopicPartition("t", 0): OffsetAndMetadata(5, "", -1)}
-        response = _commit_response(Errors.IllegalGenerationError.errno)
-        if in_join:
-            with pytest.raises(cooperative.RebalanceCommitRetry):
-                coordinator._handle_offset_commit_response(offsets, 0.0, response)
-        else:
-            with pytest.raises(Errors.CommitFailedError):
-                coordinator._handle_offset_commit_response(offsets, 0.0, response)
-            assert coordinator._generation.is_lost()
+        with pytest.raises(Errors.CommitFailedError):
+            consumer._net.run(coordinator._send_offset_commit_request, offsets)
+        assert coordinator._generation.is_lost() == (code == Errors.IllegalGenerationError.errno)
     finally:
         _close(consumer)
 
 
-def test_a_closing_member_commit_is_not_retried() -> None:
-    """close() during a rebalance does not retry its commit into the next generation."""
-    consumer = _consumer(CooperativeBalancedStickyAssignor, enable_auto_commit=False)
+def test_a_closing_member_commit_is_not_held() -> None:
+    """close() while the member rejoins: its final auto-commit is not held for the next
+    generation (close would wait for it); it gets kafka-python's handling at once."""
+    from kafka_assignors.adapters.kafka_python_runtime.join import state_of
+
+    consumer = _consumer(CooperativeBalancedStickyAssignor, enable_auto_commit=True)
     coordinator = consumer._coordinator
+    consumer._subscription.assign_from_subscribed([TopicPartition("t", 0)])
+    consumer._subscription.seek(TopicPartition("t", 0), 3)
     coordinator._generation = Generation(4, "m", "cooperative-balanced-sticky")
+    coordinator.state = MemberState.REBALANCING
     coordinator.rejoining = True
-    _close(consumer)
-    offsets = {TopicPartition("t", 0): OffsetAndMetadata(5, "", -1)}
-    with pytest.raises(Errors.CommitFailedError):
-        coordinator._handle_offset_commit_response(
-            offsets, 0.0, _commit_response(Errors.RebalanceInProgressError.errno))
+    state_of(coordinator).membership.round_trip_started()  # the JoinGroup is pending
+    sent: list[str] = []
+
+    def send(request: Any, node_id: Any = None, **_: Any) -> Any:  # kafka-python's Future
+        sent.append(type(request).__name__)
+        return _done(SimpleNamespace(error_code=0, members=[], topics=[]))
+
+    coordinator._manager.send = send
+    started = time.monotonic()
+    consumer.close()
+    assert time.monotonic() - started < 5.0
+    assert "OffsetCommitRequest" not in sent  # kafka-python: not part of an active group
 
 
 def _claims(consumer: Any) -> Any:
     assignor = next(iter(consumer._coordinator._assignors.values()))
-    return assignor._states.get(consumer._coordinator, assignor._own_state)
+    return assignor._own_state
 
 
 def test_ownership_claims_are_cleared_when_the_partitions_are_lost() -> None:
@@ -263,54 +273,18 @@ def test_ownership_claims_are_cleared_before_the_join_after_unsubscribe() -> Non
         _close(consumer)
 
 
-def test_an_untested_kafka_python_leaves_the_runtime_off_with_one_warning(
-    monkeypatch: Any, caplog: Any,
-) -> None:
-    """On a kafka-python release the runtime is not tested on, it installs nothing and says so
-    once, naming the version; the assignor still works."""
-    monkeypatch.setattr(runtime, "kafka_python_version", lambda: "3.9.9")
-    monkeypatch.setattr(runtime, "_warned", set())
-    with caplog.at_level(logging.WARNING, logger="kafka_assignors"):
-        first = _consumer(CooperativeBalancedStickyAssignor)
-        second = _consumer(BalancedStickyAssignor)
-    try:
-        status = runtime.runtime_status(first._coordinator)
-        assert status is not None and status.untested_version == "3.9.9"
-        assert not status.join_fix and "stable" not in vars(first._coordinator)
-        warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING
-                    and "kafka-assignors runtime" in r.getMessage()]
-        assert len(warnings) == 1 and "3.9.9" in warnings[0]
-    finally:
-        _close(first)
-        _close(second)
-
-
-def test_an_assignor_called_outside_a_consumer_says_the_runtime_is_not_active(
-    caplog: Any,
-) -> None:
-    """A frame walk that finds no kafka-python coordinator logs that once per assignor."""
-    assignor = CooperativeBalancedStickyAssignor()
-    with caplog.at_level(logging.WARNING, logger="kafka_assignors"):
-        assignor.supported_protocols()
-        assignor.supported_protocols()
-    lines = [r for r in caplog.records if "not active" in r.getMessage()]
-    assert len(lines) == 1
-
-
 def test_every_private_name_is_checked_on_this_kafka_python() -> None:
     """The deep check (Generation, Future, Heartbeat, cluster, OffsetCommitRequest fields)
     finds everything on the installed kafka-python."""
     consumer = _consumer(CooperativeBalancedStickyAssignor)
     try:
-        coordinator = consumer._coordinator
-        assert runtime._join_missing(coordinator) == ()
-        assert runtime._cooperative_missing(coordinator) == ()
+        assert manifest.missing(consumer._coordinator) == ()
     finally:
         _close(consumer)
 
 
 class _Broker:
-    """The coordinator connection: answers commits in order, ILLEGAL_GENERATION first."""
+    """The coordinator connection: answers commits in order with the given error codes."""
 
     def __init__(self, coordinator: Any, answers: list[int]) -> None:
         self.coordinator, self.answers = coordinator, answers
@@ -332,34 +306,36 @@ def _run_io_at_once(consumer: Any) -> None:
     consumer._coordinator._manager.call_soon = call_soon
 
 
-def test_an_async_commit_that_meets_the_rebalance_is_retried_with_the_new_generation() -> None:
-    """A commit_async answered ILLEGAL_GENERATION while the member's JoinGroup was answered
-    and its SyncGroup pending (the broker moved to the next generation) is sent again with the
-    member's current generation, on the coordinator connection, not failed: the partitions it
-    covers may be about to be handed over. Its send is taken up by the IO thread before
-    commit_async returns: the retry must still be made."""
+def test_a_commit_after_the_sync_group_answer_goes_out_with_the_new_generation() -> None:
+    """Once this member's SyncGroup is answered the broker holds its new generation, while
+    kafka-python still says REBALANCING until a poll takes the result up (and would refuse the
+    commit): the runtime sends it with the new generation."""
+    from kafka_assignors.adapters.kafka_python_runtime.join import state_of
+
     consumer = _consumer(CooperativeBalancedStickyAssignor, enable_auto_commit=False)
     coordinator = consumer._coordinator
     try:
         consumer._subscription.assign_from_subscribed([TopicPartition("t", 0)])
         coordinator._generation = Generation(5, "m", "cooperative-balanced-sticky")
-        coordinator.state = MemberState.REBALANCING  # JoinGroup answered, SyncGroup pending
+        coordinator.state = MemberState.REBALANCING
         coordinator.rejoining = True
-        broker = _Broker(coordinator, [Errors.IllegalGenerationError.errno])
+        state_of(coordinator).completing = True  # JoinGroup and SyncGroup answered
+        broker = _Broker(coordinator, [])
         coordinator._manager.send = broker.send
         _run_io_at_once(consumer)
-        offsets = {TopicPartition("t", 0): OffsetAndMetadata(5, "", -1)}
-        future = coordinator._do_commit_offsets_async(offsets)
+        future = coordinator._do_commit_offsets_async(
+            {TopicPartition("t", 0): OffsetAndMetadata(5, "", -1)})
         assert future.succeeded(), future.exception
-        assert broker.commits == [5, 5]
+        assert broker.commits == [5]
     finally:
         _close(consumer)
 
 
-def test_a_commit_waits_for_the_join_group_answer_instead_of_queueing_behind_it() -> None:
-    """While this member's JoinGroup is on its way or held by the broker, a commit is not sent
-    (it would wait behind the JoinGroup on the coordinator connection, past its own request
-    timeout if the join is long): an async one is retried once the JoinGroup is answered."""
+def test_a_commit_waits_for_the_round_trip_instead_of_queueing_behind_it() -> None:
+    """While this member's JoinGroup/SyncGroup round trip is pending, a commit is not sent (it
+    would wait behind the JoinGroup on the coordinator connection, past its own request timeout
+    if the join is long): an async one goes out once the SyncGroup is answered, a sync one is
+    retried by kafka-python's own loop."""
     from kafka_assignors.adapters.kafka_python_runtime.join import state_of
 
     consumer = _consumer(CooperativeBalancedStickyAssignor, enable_auto_commit=False)
@@ -373,11 +349,16 @@ def test_a_commit_waits_for_the_join_group_answer_instead_of_queueing_behind_it(
         joined.membership.round_trip_started()  # the JoinGroup is pending
         broker = _Broker(coordinator, [])
         coordinator._manager.send = broker.send
-        task = coordinator._do_commit_offsets_async(
-            {TopicPartition("t", 0): OffsetAndMetadata(5, "", -1)})
+        offsets = {TopicPartition("t", 0): OffsetAndMetadata(5, "", -1)}
+        with pytest.raises(cooperative.RebalanceCommitRetry):  # retriable: commit() retries
+            consumer._net.run(coordinator._send_offset_commit_request, offsets)
+        task = coordinator._do_commit_offsets_async(offsets)
         consumer._net.run(consumer._net.sleep, 0.3)
         assert broker.commits == [] and not task.is_done
         joined.completing = True  # the JoinGroup is answered
+        consumer._net.run(consumer._net.sleep, 0.3)
+        assert broker.commits == [] and not task.is_done  # the SyncGroup is not
+        joined.membership.round_trip_ended()
         consumer._net.run(consumer._manager.wait_for, task, 2000)
         assert broker.commits == [5]
     finally:

@@ -12,7 +12,6 @@ from typing import Any
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from kafka import KafkaConsumer
 from kafka import errors as Errors
 from kafka.coordinator.base import Generation, MemberState
 from kafka.structs import TopicPartition
@@ -20,6 +19,7 @@ from kafka.structs import TopicPartition
 from kafka_assignors import CooperativeBalancedStickyAssignor
 from kafka_assignors.adapters.kafka_python_runtime import cooperative
 from kafka_assignors.adapters.kafka_python_runtime.membership import MembershipClock
+from kafka_assignors.kafka_python import KafkaConsumer
 
 from .test_kafka_python_runtime_join import _close
 

@@ -15,9 +15,15 @@ from kafka.coordinator.assignors.range import RangePartitionAssignor
 from kafka.metrics import MetricConfig, Metrics
 
 from kafka_assignors import BalancedStickyAssignor, CooperativeBalancedStickyAssignor
-from kafka_assignors.adapters.kafka_python_runtime import OPT_OUT_ENV
 from kafka_assignors.adapters.kafka_python_runtime import metrics as hooks
-from kafka_assignors.metrics import ATTRIBUTE, COORDINATOR_GROUP, QUALITY_GROUP, metrics_of
+from kafka_assignors.kafka_python import KafkaConsumer as RuntimeConsumer
+from kafka_assignors.metrics import (
+    ATTRIBUTE,
+    COORDINATOR_GROUP,
+    QUALITY_GROUP,
+    instrument,
+    metrics_of,
+)
 
 
 class Clock:
@@ -234,16 +240,16 @@ def test_no_registry_no_metrics() -> None:
     assert {k: v for k, v in vars(coordinator).items() if k != ATTRIBUTE} == before
 
 
-def _consumer(strategy: list[Any], **config: Any) -> Any:
-    return KafkaConsumer(bootstrap_servers="127.0.0.1:1", api_version=(3, 9), group_id="g",
-                         partition_assignment_strategy=strategy, **config)
+def _consumer(strategy: list[Any], cls: Any = RuntimeConsumer, **config: Any) -> Any:
+    return cls(bootstrap_servers="127.0.0.1:1", api_version=(3, 9), group_id="g",
+               partition_assignment_strategy=strategy, **config)
 
 
 @pytest.mark.parametrize("strategy", [[CooperativeBalancedStickyAssignor()],
                                       [BalancedStickyAssignor]])
-def test_real_consumers_with_our_assignors_carry_their_metrics(strategy: list[Any]) -> None:
-    """KafkaConsumer(...) with our assignor: the metrics are in its registry under Java's group
-    and attached to the consumer object itself."""
+def test_runtime_consumers_carry_their_metrics(strategy: list[Any]) -> None:
+    """The runtime's KafkaConsumer: the metrics are in its registry under Java's group and
+    attached to the consumer object itself."""
     consumer = _consumer(strategy)
     try:
         found = metrics_of(consumer)
@@ -254,29 +260,40 @@ def test_real_consumers_with_our_assignors_carry_their_metrics(strategy: list[An
         consumer.close()
 
 
-def test_prefix_disabled_opted_out_and_other_assignors() -> None:
-    """kafka-python's metric_group_prefix names the group; metrics_enabled=False, the opt-out
-    and kafka-python's own assignors get none."""
+def test_prefix_and_disabled() -> None:
+    """kafka-python's metric_group_prefix names the group; metrics_enabled=False gets none."""
     consumer = _consumer([BalancedStickyAssignor], metric_group_prefix="billing")
     disabled = _consumer([BalancedStickyAssignor], metrics_enabled=False)
-    theirs = _consumer([RangePartitionAssignor])
     try:
         assert "rebalance-total" in consumer.metrics()["billing-coordinator-metrics"]
-        assert metrics_of(disabled) is None and metrics_of(theirs) is None
+        assert metrics_of(disabled) is None
     finally:
-        for c in (consumer, disabled, theirs):
+        for c in (consumer, disabled):
             c.close()
 
 
-def test_opted_out_consumers_get_no_metrics(monkeypatch: pytest.MonkeyPatch) -> None:
-    """With the runtime opted out, nothing of kafka-python's is wrapped: no metrics."""
-    monkeypatch.setenv(OPT_OUT_ENV, "off")
-    consumer = _consumer([CooperativeBalancedStickyAssignor])
+@pytest.mark.parametrize("strategy", [[CooperativeBalancedStickyAssignor],
+                                      [RangePartitionAssignor]])
+def test_plain_consumers_get_no_metrics_unless_instrumented(strategy: list[Any]) -> None:
+    """A plain kafka.KafkaConsumer (our assignor or not) is not touched; instrument() adds the
+    metrics alone: the timing wrappers, none of the runtime's behaviour changes."""
+    consumer = _consumer(strategy, KafkaConsumer)
     try:
-        assert metrics_of(consumer) is None
-        assert "rebalance-total" not in consumer.metrics().get(COORDINATOR_GROUP, {})
+        assert metrics_of(consumer) is None and vars(consumer._coordinator).keys().isdisjoint(
+            {"poll", "_do_join_and_sync_async", "need_rejoin", "join_group_async"})
+        found = instrument(consumer)
+        assert found is not None and metrics_of(consumer) is found
+        assert instrument(consumer) is found  # idempotent
+        assert "rebalance-total" in consumer.metrics()[COORDINATOR_GROUP]
+        wrapped = set(vars(consumer._coordinator))
+        assert {"need_rejoin", "join_group_async", "time_to_next_poll"}.isdisjoint(wrapped)
     finally:
         consumer.close()
+
+
+def test_instrument_refuses_other_objects() -> None:
+    with pytest.raises(TypeError, match="KafkaConsumer"):
+        instrument(object())
 
 
 def test_a_coordinator_of_another_shape_gets_nothing(caplog: pytest.LogCaptureFixture,

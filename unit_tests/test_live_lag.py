@@ -75,8 +75,10 @@ def fake_coordinator(connection: dict[str, Any], group_id: str = "billing") -> A
     return coord
 
 
-def as_leader(self: Any, assignor: Any, cluster: Any, members: Any) -> Any:
-    """Stands in for ConsumerCoordinator._perform_assignment: ``self`` is the coordinator."""
+def as_leader(coordinator: Any, assignor: Any, cluster: Any, members: Any) -> Any:
+    """The assignor bound to ``coordinator`` (as kafka_assignors.kafka_python.KafkaConsumer
+    binds its assignors) assigns as the leader."""
+    assignor.bind(coordinator)
     return assignor.assign(cluster, members)
 
 
@@ -115,8 +117,8 @@ def test_a_security_setting_the_admin_cannot_take_is_refused() -> None:
         admin_config({"bootstrap_servers": "b:9092"}, KafkaAdminClient.DEFAULT_CONFIG, 1000)
 
 
-def test_settings_are_found_from_the_calling_coordinator() -> None:
-    """Inside the coordinator's assignment call the leader reads lag with its settings."""
+def test_settings_come_from_the_bound_coordinator() -> None:
+    """An assignor bound to its consumer's coordinator reads lag with that consumer's settings."""
     leader = ka.LoadAwareAssignor(weights=LiveLag(admin_factory=FakeAdmin))
     members = [FakeMember(f"m{i}", subscription_of(leader, ["t"])) for i in range(2)]
     got = assigned(as_leader(fake_coordinator(SECURE), leader, FakeCluster({"t": 4}), members))
@@ -127,13 +129,15 @@ def test_settings_are_found_from_the_calling_coordinator() -> None:
 
 
 def test_without_a_coordinator_the_leader_falls_back(caplog: Any) -> None:
-    """Called outside a consumer (no coordinator, no explicit settings): warning and counting."""
+    """A plain consumer's assignor (not bound, no explicit settings): a warning naming how to
+    give the settings, and counting."""
     leader = ka.LoadAwareAssignor()  # default weight source: live lag
     members = [FakeMember(f"m{i}", subscription_of(leader, ["t"])) for i in range(2)]
     with caplog.at_level(logging.WARNING, logger="kafka_assignors"):
         got = assigned(leader.assign(FakeCluster({"t": 4}), members))
     assert sorted(len(v["t"]) for v in got.values()) == [2, 2]
     assert "live group lag failed" in caplog.text and "WeightSourceError" in caplog.text
+    assert "kafka_assignors.kafka_python.KafkaConsumer" in caplog.text
 
 
 def test_bad_credentials_fall_back_with_the_reason_logged(caplog: Any) -> None:

@@ -2,13 +2,14 @@
 
 Ours: ``BalancedStickyAssignor`` (eager) and ``CooperativeBalancedStickyAssignor``; alone:
 kafka-python's ``RangePartitionAssignor`` and ``CooperativeStickyAssignor``, each passed as the
-README's one line does: ``partition_assignment_strategy=[X()]``. The member script is
-``kafka_python_member.py`` beside this file.
+README's one line does: ``partition_assignment_strategy=[X()]``. Three sides per cell on
+kafka-python 3: ours with the runtime (``kafka_assignors.kafka_python.KafkaConsumer``), ours as
+the plain one line (``kafka.KafkaConsumer``, no runtime) and kafka-python alone. The member
+script is ``kafka_python_member.py`` beside this file.
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -31,6 +32,8 @@ SLOW_BATCH_S = 8
 #: one batch longer than max poll, on kafka-python's session defaults (10 s / 3 s)
 MAX_POLL = {"max_poll_interval_ms": 20000}
 SLOW_OVER_MAX_POLL_S = 25
+#: the oldest kafka-python 3 release (the extras' range starts at 3)
+OLDEST_KAFKA_PYTHON_3 = "3.0.0"
 
 CELLS = (
     Cell("iterator", "`for msg in consumer:` (default `consumer_timeout_ms`)", "iterator"),
@@ -80,12 +83,11 @@ CELLS = (
 
 
 def describe() -> dict[str, Any]:
-    """The kafka-python version and whether our runtime was left on."""
+    """The kafka-python version and how ours is configured."""
     import kafka
 
     return {"kafka-python": kafka.__version__,
-            "KAFKA_ASSIGNORS_KAFKA_PYTHON_RUNTIME":
-                os.environ.get("KAFKA_ASSIGNORS_KAFKA_PYTHON_RUNTIME", "(unset: on)")}
+            "consumer runtime": "ours through kafka_assignors.kafka_python.KafkaConsumer"}
 
 
 def client() -> Client:
@@ -108,6 +110,7 @@ def client() -> Client:
         cells=CELLS,
         base_options=BASE_OPTIONS,
         describe=describe,
+        plain=True,  # ours also as the plain one line (kafka.KafkaConsumer, no runtime)
     )
 
 
@@ -133,13 +136,12 @@ def client_on(version: str, *, name: str, protocols: Sequence[str] = ("eager", "
         base_options=dict(options),
         describe=describe_venv,
         python=str(kafka_python_venv(version)),
+        plain=here.plain and not version.startswith("2."),
     )
 
 
 def oldest_client() -> Client:
-    """The matrix on the oldest kafka-python 3 release the consumer runtime is tested on."""
-    from kafka_assignors.adapters.kafka_python_runtime import TESTED_VERSIONS
-
-    oldest = TESTED_VERSIONS[0]
+    """The matrix on the oldest kafka-python 3 release the dependency range allows."""
+    oldest = OLDEST_KAFKA_PYTHON_3
     return client_on(oldest, name="kafka-python-oldest",
-                     runtime=f"on (kafka-python {oldest}: the oldest release it is tested on)")
+                     runtime=f"on (kafka-python {oldest}: the oldest release the range allows)")

@@ -40,6 +40,19 @@ def tps(partitions: Any) -> list[list[Any]]:
     return sorted([tp.topic, tp.partition] for tp in partitions)
 
 
+def _consumer_class(strategy_module: str, runtime: bool) -> Any:
+    """``kafka_assignors.kafka_python.KafkaConsumer`` for ours with the runtime (kafka-python 3),
+    else ``kafka.KafkaConsumer``."""
+    import kafka
+
+    if (runtime and strategy_module.startswith("kafka_assignors")
+            and not kafka.__version__.startswith("2.")):
+        from kafka_assignors.kafka_python import KafkaConsumer as WithRuntime
+
+        return WithRuntime
+    return KafkaConsumer
+
+
 class LostMembership(logging.Handler):
     """kafka-python logs "Group ... lost membership; forcibly revoking ..." when expelled.
 
@@ -76,7 +89,7 @@ class Member:
         self.next_pause = time.monotonic() + 4.0
         self.consumer = self._build()
 
-    def _build(self) -> KafkaConsumer:
+    def _build(self) -> Any:
         module, _, name = self.cfg["strategy"].partition(":")
         assignor = getattr(importlib.import_module(module), name)()
         options = dict(self.cfg.get("options", {}))
@@ -86,6 +99,9 @@ class Member:
                   "client_id": self.cfg["name"], "partition_assignment_strategy": [assignor],
                   **options}
         topics = self.cfg.get("topics", [])
+        # ours, as docs/runtime.md says: the runtime's KafkaConsumer, or (runtime: false, the
+        # plain one line) kafka's own; kafka-python's strategies always with kafka's own
+        KafkaConsumer = _consumer_class(module, self.cfg.get("runtime", True))
         if self.usage == "pattern":
             consumer = KafkaConsumer(**kwargs)
             consumer.subscribe(pattern=self.cfg["pattern"])

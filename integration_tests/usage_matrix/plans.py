@@ -59,6 +59,9 @@ class Client:
     #: the interpreter that runs the member script (None: this one); another venv's
     #: (another version of the client) imports this checkout through PYTHONPATH
     python: str | None = None
+    #: also run ours as the plain one line (member config ``runtime: False``: the client's
+    #: own consumer class with our assignor, no runtime), judged against alone as ours is
+    plain: bool = False
 
 
 def _since(side: Side, name: str, event: str, bound: float) -> float | None:

@@ -18,6 +18,7 @@ def to_json(pairs: Sequence[PairResult], meta: Mapping[str, Any]) -> dict[str, A
             {"cell": p.cell.key, "title": p.cell.title, "protocol": p.protocol,
              "clean": p.cell.clean, "slack_s": p.cell.slack_s, "seconds": p.seconds,
              "ours": p.ours.to_json(), "alone": p.alone.to_json(),
+             **({"plain": p.plain.to_json()} if p.plain is not None else {}),
              "worse": p.worse, "alone_wrong": p.alone_wrong}
             for p in pairs
         ],
@@ -28,7 +29,8 @@ def from_json(data: Mapping[str, Any], cells: Sequence[Any]) -> list[PairResult]
     """The pairs of a results file again (to re-render it without running the matrix)."""
     by_key = {cell.key: cell for cell in cells}
     return [PairResult(by_key[c["cell"]], c["protocol"], SideResult(**c["ours"]),
-                       SideResult(**c["alone"]), c["worse"], c["alone_wrong"], c["seconds"])
+                       SideResult(**c["alone"]), c["worse"], c["alone_wrong"], c["seconds"],
+                       plain=SideResult(**c["plain"]) if "plain" in c else None)
             for c in data["cells"]]
 
 
@@ -149,7 +151,10 @@ def markdown(pairs: Sequence[PairResult], meta: Mapping[str, Any]) -> str:
             verdict = f"not judged: {p.cell.not_judged}"
         lines.append(
             f"| {p.cell.title} | {p.protocol} | {p.ours.strategy}: "
-            f"{_did(p.ours, p.cell.clean, cooperative)} | {p.alone.strategy}: "
+            f"{_did(p.ours, p.cell.clean, cooperative)}"
+            + (f"<br>{p.plain.strategy}: {_did(p.plain, p.cell.clean, cooperative)}"
+               if p.plain is not None else "")
+            + f" | {p.alone.strategy}: "
             f"{_did(p.alone, p.cell.clean, cooperative)} | {verdict} | "
             f"{'; '.join(p.alone_wrong) or '-'} |")
     worse = sum(1 for p in pairs if p.worse)

@@ -31,6 +31,8 @@ class PairResult:
     alone_wrong: list[str] = field(default_factory=list)
     seconds: float = 0.0
     logs: dict[str, str] = field(default_factory=dict)  # side -> member log tails, on failure
+    #: ours as the plain one line (no runtime), where the client runs that third side
+    plain: SideResult | None = None
 
 
 @dataclass
@@ -72,6 +74,9 @@ def run_pair(bootstrap: str, client: Client, cell: Cell, protocol: str,
         "alone": _Run(Side(bootstrap, client.script, f"{cell.key}-{protocol[:4]}-alone",
                            alone_spec, base, client.python)),
     }
+    if client.plain:  # the third side: ours without the runtime, as the plain one line
+        runs["plain"] = _Run(Side(bootstrap, client.script, f"{cell.key}-{protocol[:4]}-plain",
+                                  ours_spec, {**base, "runtime": False}, client.python))
     threads = [threading.Thread(target=_run_side, args=(run, cell), daemon=True)
                for run in runs.values()]
     for thread in threads:
@@ -80,7 +85,9 @@ def run_pair(bootstrap: str, client: Client, cell: Cell, protocol: str,
         thread.join(900)  # every wait inside is bounded; this only guards against a bug
     cooperative = protocol == "cooperative"
     results = {}
-    for key, label in (("ours", ours_label), ("alone", alone_label)):
+    labels = {"ours": ours_label, "alone": alone_label, "plain": f"{ours_label} (plain)"}
+    for key in runs:
+        label = labels[key]
         side = runs[key].side
         acked = side.producer.snapshot() if side.producer is not None else set()
         results[key] = side_result(label, side.group_id, side.events(), acked, side.changes,
@@ -97,7 +104,8 @@ def run_pair(bootstrap: str, client: Client, cell: Cell, protocol: str,
             results[key].exceptions["HarnessError"] = 1
             results[key].exception_samples.append(error[-600:])
         results[key].extra["stop_wall"] = side.stop_wall
-    pair = PairResult(cell, protocol, results["ours"], results["alone"])
+    pair = PairResult(cell, protocol, results["ours"], results["alone"],
+                      plain=results.get("plain"))
     pair.seconds = round(time.monotonic() - started, 1)
     pair.logs = {key: run.side.log_tail() for key, run in runs.items()}
     for run in runs.values():
@@ -110,7 +118,7 @@ def run_pair(bootstrap: str, client: Client, cell: Cell, protocol: str,
 def judge(pair: PairResult, broker_log: str | None) -> None:
     """Add the broker's expulsions (if its log is readable), then compare the sides."""
     if broker_log is not None:
-        for result in (pair.ours, pair.alone):
+        for result in (pair.ours, pair.alone, *([pair.plain] if pair.plain else [])):
             for name in broker_expelled(broker_log, result.group_id,
                                         result.extra.get("stop_wall")):
                 if name not in result.expelled:
@@ -118,6 +126,9 @@ def judge(pair: PairResult, broker_log: str | None) -> None:
     cooperative = pair.protocol == "cooperative"
     if not pair.cell.not_judged:
         pair.worse = worse(pair.ours, pair.alone, pair.cell.clean, pair.cell.slack_s)
+        if pair.plain is not None:
+            pair.worse += [f"plain one line: {w}" for w in
+                           worse(pair.plain, pair.alone, pair.cell.clean, pair.cell.slack_s)]
     pair.alone_wrong = alone_wrong(pair.alone, pair.cell.clean, cooperative)
     if not pair.worse:
         pair.logs = {}
@@ -158,7 +169,8 @@ def broker_fault(pair: PairResult) -> bool:
     """The broker answered NOT_COORDINATOR to a joined member of either side: with a single
     broker that is its coordinator not serving the group (seen at 1-minute load 90-140: a
     clean LeaveGroup refused, the leaver expelled a session later), not the client's doing."""
-    return bool(pair.ours.broker_faults or pair.alone.broker_faults)
+    return bool(pair.ours.broker_faults or pair.alone.broker_faults
+                or (pair.plain is not None and pair.plain.broker_faults))
 
 
 def rerun(bootstrap: str, client: Client, first: PairResult,

@@ -21,7 +21,6 @@ from kafka.coordinator.assignors.abstract import AbstractPartitionAssignor
 
 from ..core.model import UNKNOWN_GENERATION, Assignment, GroupSpec, TopicPartition, TopicSpec
 from ..core.names import some_ids
-from ._callers import caller_value, calling_coordinator
 from .kafka_python_compat import (
     KAFKA_PYTHON_2,
     KAFKA_PYTHON_VERSION,
@@ -39,7 +38,7 @@ from .leader import (
     gc_paused,
 )
 from .racks import replica_racks
-from .user_data import encode_user_data, ownership_fields
+from .user_data import RACK_FIELD, decode_user_data, encode_user_data, ownership_fields
 
 log = logging.getLogger("kafka_assignors")
 
@@ -48,17 +47,6 @@ SUBSCRIPTION_VERSION = 3
 _SUBSCRIPTION, _ASSIGNMENT = wire_types()
 #: How long after a round that withheld partitions its weights are reused for the next.
 SECOND_ROUND_WINDOW_S = 120.0
-
-
-def install_runtime_for_caller(assignor: object) -> None:
-    """The consumer runtime (kafka-python 3 only) for the consumer whose call reached us.
-
-    Imported here, not at the top: the runtime is built on kafka-python 3's internals and
-    is never imported on 2.x.
-    """
-    from .kafka_python_runtime import install_for_caller
-
-    install_for_caller(assignor)
 
 
 class _ClassUsable:
@@ -112,40 +100,61 @@ class KafkaPythonAssignor(AbstractPartitionAssignor):  # type: ignore[misc]
         if not self.name:
             raise TypeError(f"{type(self).__name__} must set a wire name in `name`")
         self.client_rack = client_rack
-        # kafka-python uses an instance as given, so one may serve several consumers:
-        # each consumer's state is kept apart, keyed by its coordinator
+        # one consumer's state per instance (kafka-python 3 instantiates a class given in
+        # partition_assignment_strategy once per consumer): pass the class, or one instance
+        # per consumer
         self._own_state = _ConsumerState(Leader(self.name))
-        self._states: weakref.WeakKeyDictionary[object, _ConsumerState] = (
-            weakref.WeakKeyDictionary()
-        )
-        self._states_lock = threading.Lock()
+        self._bound: weakref.ReferenceType[Any] | None = None
+        self._bind_lock = threading.Lock()
         self._last_report: LeaderReport | None = None
 
     def _state(self) -> _ConsumerState:
-        """The calling consumer's state; the instance's own when no coordinator is found."""
-        coordinator = calling_coordinator(self)
-        if coordinator is None:
-            return self._own_state
-        with self._states_lock:
+        """This instance's consumer's state."""
+        return self._own_state
+
+    def bind(self, coordinator: object) -> None:
+        """Serve only ``coordinator``'s consumer (the runtime's ``KafkaConsumer`` calls this).
+
+        Raises ``ValueError`` if this instance already serves another consumer that is
+        still alive: one instance keeps one consumer's owned partitions and leader memory.
+        """
+        with self._bind_lock:
+            bound = self._bound() if self._bound is not None else None
+            if bound is not None and bound is not coordinator:
+                raise ValueError(
+                    f"{type(self).__name__} instance ({self.name}) already serves another "
+                    "live consumer; an instance keeps one consumer's owned partitions and "
+                    "leader memory. Pass the class in partition_assignment_strategy (each "
+                    f"consumer gets its own instance), or one {type(self).__name__}(...) per "
+                    "consumer")
             try:
-                state = self._states.get(coordinator)
-                if state is None:
-                    state = self._states[coordinator] = _ConsumerState(Leader(self.name))
-            except TypeError:  # not weakly referenceable: cannot be told apart
-                return self._own_state
-        return state
+                self._bound = weakref.ref(coordinator)
+            except TypeError:  # not weakly referenceable: nothing to check against
+                self._bound = None
+
+    def consumer_settings(self) -> dict[str, Any]:
+        """The bound consumer's connection settings and group id (empty if not bound)."""
+        from ..load.connection import consumer_settings
+
+        coordinator = self._bound() if self._bound is not None else None
+        if coordinator is None or not hasattr(coordinator, "group_id"):
+            return {}
+        try:
+            return consumer_settings(coordinator)
+        except AttributeError:  # not a kafka-python coordinator (aiokafka's)
+            return {}
 
     def __getstate__(self) -> dict[str, Any]:
-        # A copy (copy.deepcopy, pickle) is a new assignor for other consumers: it keeps
-        # the configuration and its own state, not the consumers this one serves.
+        # A copy (copy.deepcopy, pickle) is a new assignor for another consumer: it keeps
+        # the configuration and its own state, not the consumer this one serves.
         state = self.__dict__.copy()
-        del state["_states"], state["_states_lock"]
+        del state["_bound"], state["_bind_lock"]
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
-        self._states = weakref.WeakKeyDictionary()
-        self._states_lock = threading.Lock()
+        self._bound = None
+        self._bind_lock = threading.Lock()
 
     # --- what a strategy implements -------------------------------------------------
 
@@ -166,14 +175,13 @@ class KafkaPythonAssignor(AbstractPartitionAssignor):  # type: ignore[misc]
     # --- kafka-python's interface ------------------------------------------------------
 
     def supported_protocols(self) -> list[Any]:
-        # kafka-python's coordinator asks this while KafkaConsumer(...) builds it: the
-        # moment to give that consumer the runtime our assignors need (no user call)
-        install_runtime_for_caller(self)
         if self.cooperative:
             return [RebalanceProtocol.COOPERATIVE, RebalanceProtocol.EAGER]
         return [RebalanceProtocol.EAGER]
 
-    #: The rebalance protocol to announce whatever the consumer runs (None: find it out).
+    #: The rebalance protocol this consumer runs, as announced to the leader: set by the
+    #: runtime's ``KafkaConsumer`` from kafka-python's own decision; None (a plain consumer)
+    #: announces the strategy's own (cooperative if it speaks it). See docs/runtime.md.
     protocol_mode: str | None = None
 
     @_ClassUsable
@@ -182,8 +190,9 @@ class KafkaPythonAssignor(AbstractPartitionAssignor):  # type: ignore[misc]
             # no cooperative protocol and no consumer runtime there (kafka-python 3 only)
             _note_kafka_python_2(self.name if self.cooperative else None)
             return self.subscription(topics, MODE_EAGER)
-        install_runtime_for_caller(self)  # a coordinator built some other way: at its first join
-        return self.subscription(topics, self.protocol_mode or _consumer_protocol_mode())
+        if self._bound is None:
+            _note_plain_consumer()
+        return self.subscription(topics, self.protocol_mode)
 
     def subscription(self, topics: Any, mode: str | None) -> Any:
         """This consumer's subscription, announcing rebalance protocol ``mode``.
@@ -197,6 +206,8 @@ class KafkaPythonAssignor(AbstractPartitionAssignor):  # type: ignore[misc]
         fields = {"mode": mode, **self.subscription_fields()}
         if not self.broadcast:  # (a broadcast gives everyone everything: nothing to stick to)
             fields.update(ownership_fields(state.owned, state.generation))
+        if self.client_rack is not None:  # also for leaders that read version-0 fields only
+            fields[RACK_FIELD] = self.client_rack
         user_data = encode_user_data(fields)
         if KAFKA_PYTHON_2:
             return _SUBSCRIPTION(0, sorted(topics), user_data)
@@ -214,23 +225,23 @@ class KafkaPythonAssignor(AbstractPartitionAssignor):  # type: ignore[misc]
 
     @_ClassUsable
     def on_assignment(self, assignment: Any, generation: int | None = None) -> None:
-        if generation is None:  # kafka-python 2.x does not pass it
-            generation = _caller_generation(self)
+        if generation is None:  # kafka-python 2.x does not pass it (and tells only 'sticky')
+            generation = UNKNOWN_GENERATION
         owned: dict[str, list[int]] = {}
         for tp in assignment.partitions():
             owned.setdefault(tp.topic, []).append(tp.partition)
         state = self._state()
-        state.owned = {t: sorted(ps) for t, ps in owned.items()}
+        new = {t: sorted(ps) for t, ps in owned.items()}
+        if (generation != UNKNOWN_GENERATION and generation == state.generation
+                and new != state.owned):
+            _note_shared_instance(self)
+        state.owned = new
         state.generation = generation
         log.debug("%s: generation %d assigned %s", self.name, generation, state.owned)
 
-    def forget_owned(self, coordinator: object) -> None:
-        """``coordinator``'s consumer no longer holds its partitions (lost, or it left)."""
-        with self._states_lock:
-            try:
-                state = self._states.get(coordinator, self._own_state)
-            except TypeError:  # not weakly referenceable: it used the instance's own state
-                state = self._own_state
+    def forget_owned(self, coordinator: object | None = None) -> None:
+        """This instance's consumer no longer holds its partitions (lost, or it left)."""
+        state = self._own_state
         state.owned, state.generation = {}, UNKNOWN_GENERATION
 
     @_ClassUsable
@@ -248,7 +259,7 @@ class KafkaPythonAssignor(AbstractPartitionAssignor):  # type: ignore[misc]
             wire = [_wire_member_v0(m, md) for m, md in members.items()]
         else:
             wire = [_wire_member(m) for m in members]
-        racks = self.uses_replica_racks and any(w.rack for w in wire)
+        racks = self.uses_replica_racks and any(w.rack or _user_data_rack(w) for w in wire)
         topics = _topic_specs(cluster, wire, racks)
         return state.leader.assign(
             self.assign_group,
@@ -281,21 +292,13 @@ class KafkaPythonAssignor(AbstractPartitionAssignor):  # type: ignore[misc]
         state.weights_at = time.monotonic()
         return state.weights
 
-    def report_for(self, coordinator: object) -> LeaderReport | None:
-        """The last assignment this instance computed as ``coordinator``'s consumer's leader."""
-        with self._states_lock:
-            try:
-                state = self._states.get(coordinator)
-            except TypeError:  # not weakly referenceable: it used the instance's own state
-                state = self._own_state
-        return None if state is None else state.leader.last_report
+    def report_for(self, coordinator: object | None = None) -> LeaderReport | None:
+        """The last assignment this instance computed as its consumer's leader."""
+        return self._own_state.leader.last_report
 
     @property
     def last_report(self) -> Any:
-        """Figures of the last assignment this instance computed as leader (or None).
-
-        With one instance shared by several consumers: the last any of them computed.
-        """
+        """Figures of the last assignment this instance computed as leader (or None)."""
         return self._last_report
 
 
@@ -332,6 +335,12 @@ def _wire_member(member: Any) -> WireMember:
         user_data=md.user_data,
         version=getattr(md, "version", None),
     )
+
+
+def _user_data_rack(member: WireMember) -> bool:
+    """True if ``member``'s user data names a rack (a version-0 subscription carries it there)."""
+    fields = decode_user_data(member.user_data)
+    return bool(fields and isinstance(fields.get(RACK_FIELD), str))
 
 
 def _wire_member_v0(member_id: str, md: Any) -> WireMember:
@@ -415,32 +424,31 @@ def _note_kafka_python_2(cooperative_name: str | None) -> None:
         )
 
 
-def _caller_generation(assignor: object) -> int:
-    """The generation kafka-python 2.x's coordinator is completing a join with.
-
-    Its ``_on_join_complete(generation, member_id, protocol, ...)`` calls
-    ``on_assignment(assignment)`` without it; the argument is in that frame.
-    """
-
-    def read(f: dict[str, Any]) -> int | None:
-        generation = f.get("generation")
-        owner = f.get("self")
-        if isinstance(generation, int) and owner is not None and owner is not assignor:
-            return generation
-        return None
-
-    found = caller_value(read, depth=4)
-    return found if isinstance(found, int) else UNKNOWN_GENERATION
+_noted_plain = False
+_noted_shared: set[int] = set()
 
 
-def _consumer_protocol_mode() -> str | None:
-    """The rebalance protocol of the kafka-python consumer that is asking for metadata.
+def _note_plain_consumer() -> None:
+    """Say once per process that plain kafka-python consumers keep kafka-python's behaviour."""
+    global _noted_plain
+    with _noted_lock:
+        if _noted_plain:
+            return
+        _noted_plain = True
+    log.info("kafka-assignors: our assignors assign; the consumer keeps kafka-python's own "
+             "rebalance behaviour. For joins that are never dropped, cooperative members that "
+             "keep reading and rebalance metrics: from kafka_assignors.kafka_python import "
+             "KafkaConsumer (docs/runtime.md)")
 
-    kafka-python decides eager vs cooperative once per consumer from all its
-    configured assignors, and does not tell the assignor; the coordinator that
-    calls ``metadata()`` holds the answer in ``_rebalance_protocol``.
-    """
-    protocol = caller_value(lambda f: getattr(f.get("self"), "_rebalance_protocol", None))
-    if protocol is None:
-        return None
-    return MODE_COOPERATIVE if protocol == RebalanceProtocol.COOPERATIVE else MODE_EAGER
+
+def _note_shared_instance(assignor: KafkaPythonAssignor) -> None:
+    """One ERROR per instance that two consumers evidently share."""
+    with _noted_lock:
+        if id(assignor) in _noted_shared:
+            return
+        _noted_shared.add(id(assignor))
+    log.error("%s: one %s instance received two different assignments for the same "
+              "generation: it serves several consumers, and each announces the other's "
+              "partitions. Pass the class in partition_assignment_strategy (each consumer gets "
+              "its own instance), or one instance per consumer", assignor.name,
+              type(assignor).__name__)

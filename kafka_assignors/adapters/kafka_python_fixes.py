@@ -1,11 +1,10 @@
 """``patch_rejoin_hang``: the join and heartbeat fixes of :mod:`.kafka_python_runtime` for any
 consumer.
 
-Consumers whose ``partition_assignment_strategy`` holds one of our assignors get the
-whole runtime without calling anything. This function gives the join fix alone to a
-consumer that does not (kafka-python's own ``range``, ``sticky``, ...): kafka-python
-3.0.x can leave such a member REBALANCING after a join until the broker expels it
-(README, Known limits).
+``kafka_assignors.kafka_python.KafkaConsumer`` applies the whole runtime (docs/runtime.md).
+This function gives the join fix alone to a ``kafka.KafkaConsumer`` already built (with any
+strategies, kafka-python's own ``range``, ``sticky``, ... included): kafka-python 3.0.x can
+leave a member REBALANCING after a join until the broker expels it.
 
 Usage::
 
@@ -41,9 +40,7 @@ def patch_rejoin_hang(consumer: Any) -> bool:
                     type(consumer).__name__)
         return False
     status = install(coordinator, keep_reading=False)
-    if status.untested_version is not None:
-        log.warning("patch_rejoin_hang: %s", status.describe())
-    elif not status.join_fix and not status.opted_out:
+    if not status.join_fix:
         log.warning("patch_rejoin_hang: %s's coordinator lacks %s; not patched",
                     type(consumer).__name__, ", ".join(status.missing))
     return status.join_fix

@@ -27,7 +27,7 @@ from ..core.model import (
 )
 from ..core.names import some_ids
 from ..core.validate import validate_assignment
-from .user_data import RESERVED_FIELDS, decode_user_data, read_ownership
+from .user_data import RACK_FIELD, RESERVED_FIELDS, decode_user_data, read_ownership
 
 log = logging.getLogger("kafka_assignors")
 
@@ -179,11 +179,14 @@ class Leader:
             owned: Mapping[str, Sequence[int]] = w.owned
             generation = w.generation
             carried = None
+            rack = w.rack
             if fields is None:
                 odd.setdefault(_UNREADABLE, []).append(w.member_id)
                 fields, owned = {}, {}
             else:
                 carried = read_ownership(fields)
+                if rack is None and isinstance(fields.get(RACK_FIELD), str):
+                    rack = str(fields[RACK_FIELD])  # a leader that read version-0 fields only
                 if not RESERVED_FIELDS.isdisjoint(fields):
                     fields = {k: v for k, v in fields.items() if k not in RESERVED_FIELDS}
             if carried is not None and w.version not in _DATED_OWNERSHIP:
@@ -223,7 +226,7 @@ class Leader:
                     owned=owned,
                     generation=generation,
                     instance_id=w.instance_id,
-                    rack=w.rack,
+                    rack=rack,
                     user_data=fields,
                 )
             )

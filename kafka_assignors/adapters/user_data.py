@@ -39,7 +39,9 @@ def decode_user_data(raw: object) -> dict[str, object] | None:
 #: they travel here as kafka-python's own ``sticky`` carries them (``StickyAssignorUserData``).
 OWNED_FIELD = "owned"
 GENERATION_FIELD = "generation"
-RESERVED_FIELDS = frozenset({OWNED_FIELD, GENERATION_FIELD})
+#: The member's rack, for a leader that reads only version-0 fields (aiokafka, kafka-python 2.x).
+RACK_FIELD = "rack"
+RESERVED_FIELDS = frozenset({OWNED_FIELD, GENERATION_FIELD, RACK_FIELD})
 
 
 def ownership_fields(owned: Mapping[str, Sequence[int]], generation: int) -> dict[str, object]:

@@ -66,7 +66,8 @@ class LoadAwareAssignor(KafkaPythonAssignor):
             return None
         source = self.weight_source.description
         try:
-            raw = self.weight_source.weights(partitions, WeightContext(cluster=cluster))
+            context = WeightContext(cluster=cluster, consumer=self.consumer_settings())
+            raw = self.weight_source.weights(partitions, context)
             wanted = set(partitions)
             weights: dict[TopicPartition, float] = {}
             bad = 0

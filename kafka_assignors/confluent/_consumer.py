@@ -20,10 +20,10 @@ from typing import Any
 
 import confluent_kafka
 from confluent_kafka import KafkaError, KafkaException
-from kafka import KafkaConsumer
 from kafka import errors as kp_errors
 from kafka.coordinator.assignors.abstract import RebalanceProtocol
 
+from ..kafka_python import KafkaConsumer  # kafka-python with the runtime (docs/runtime.md)
 from ..metrics import GroupMetrics, attach
 from ._callback_rules import CallbackRules
 from ._config import BridgeConfig, translate_config

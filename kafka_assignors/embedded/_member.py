@@ -24,7 +24,6 @@ from collections.abc import Callable
 from typing import Any, TextIO
 
 from ..adapters.kafka_python_compat import KAFKA_PYTHON_2
-from ..adapters.kafka_python_fixes import patch_rejoin_hang
 from .events import MemberConfig
 
 SUMMARY_CHARS = 100
@@ -222,7 +221,10 @@ def _arm_watchdog(seconds: float, emitter: Emitter) -> None:
 
 
 def run(cfg: MemberConfig, emitter: Emitter) -> int:
-    from kafka import KafkaConsumer
+    if cfg.runtime and not KAFKA_PYTHON_2:  # (the runtime is kafka-python 3's only)
+        from ..kafka_python import KafkaConsumer  # the runtime, as docs/runtime.md says
+    else:
+        from kafka import KafkaConsumer  # type: ignore[no-redef]
 
     from .strategies import resolve_strategies
 
@@ -244,13 +246,9 @@ def run(cfg: MemberConfig, emitter: Emitter) -> int:
         )
 
     listener = _make_listener(emitter, cfg.revoke_delay_ms)
-    if not cfg.runtime and not KAFKA_PYTHON_2:  # (the runtime is kafka-python 3's only)
-        from ..adapters.kafka_python_runtime import OPT_OUT_ENV
-
-        os.environ[OPT_OUT_ENV] = "off"  # the documented opt-out, as a user would set it
     # (kafka-python 2.2 has no static membership: the option only when it is used)
     static = {"group_instance_id": cfg.group_instance_id} if cfg.group_instance_id else {}
-    # configured as the README tells users: nothing to call after construction
+    # configured as docs/runtime.md tells users: the runtime's KafkaConsumer, or kafka's
     consumer = KafkaConsumer(
         bootstrap_servers=cfg.bootstrap.split(","),
         group_id=cfg.group_id,
@@ -266,10 +264,6 @@ def run(cfg: MemberConfig, emitter: Emitter) -> int:
         **cfg.consumer_config,
     )
     listener.consumer = consumer
-    if cfg.runtime and not KAFKA_PYTHON_2 and _runtime_missing(consumer):
-        # kafka-python's own strategies (range, roundrobin, sticky): the README's advice for
-        # them is the join fix alone; consumers of our assignors already have the runtime
-        patch_rejoin_hang(consumer)
     consumer.subscribe(topics=list(cfg.topics), listener=listener)
     emitter.emit("subscribed", topics=list(cfg.topics), strategies=list(cfg.strategies))
 
@@ -372,12 +366,6 @@ def _news(before: dict[str, dict[str, float | None]] | None,
         for n, v in by_name.items()
         if not n.endswith(_CLOCK_DRIVEN)
     )
-
-
-def _runtime_missing(consumer: Any) -> bool:
-    from ..adapters.kafka_python_runtime import runtime_status  # kafka-python 3 only
-
-    return runtime_status(consumer._coordinator) is None
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -67,8 +67,8 @@ class MemberConfig:
     #: time spent in on_partitions_revoked, as an application committing or flushing would
     revoke_delay_ms: int = 0
     log_level: str = "WARNING"
-    #: False: the member opts out of kafka-assignors' kafka-python runtime as a user can
-    #: (KAFKA_ASSIGNORS_KAFKA_PYTHON_RUNTIME=off): kafka-python's own join handling and poll()
+    #: True: ``kafka_assignors.kafka_python.KafkaConsumer`` (the runtime, docs/runtime.md);
+    #: False: a plain ``kafka.KafkaConsumer``: kafka-python's own join handling and poll()
     runtime: bool = True
     consumer_config: dict[str, Any] = field(default_factory=dict)
     #: the interpreter that runs this member (None: the runner's own); one from another

@@ -7,8 +7,9 @@ settings, never a weaker connection: if a security setting cannot be carried
 over, the source fails and the leader falls back to counting partitions.
 
 kafka-python does not hand an assignor the consumer's configuration; the
-``ConsumerCoordinator`` that calls the assignor holds it, so it is read from
-the calling frame (or given explicitly).  Reads run in a worker thread bounded
+``ConsumerCoordinator`` holds it, so it is read from the coordinator an assignor
+is bound to (``kafka_assignors.kafka_python.KafkaConsumer`` binds its assignors),
+or given explicitly (``LiveLag(consumer=...)``).  Reads run in a worker thread bounded
 by a timeout: the consumer's own network loop is waiting on the assignment.
 """
 
@@ -18,7 +19,6 @@ import threading
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
-from ..adapters._callers import caller_value
 from .sources import WeightContext
 
 T = TypeVar("T")
@@ -35,32 +35,29 @@ class WeightSourceError(RuntimeError):
     """Weights could not be read (the leader logs this and falls back)."""
 
 
-def consumer_settings() -> dict[str, Any]:
-    """The calling kafka-python consumer's connection settings, group id and isolation level.
-
-    Empty when no ``ConsumerCoordinator`` is among the callers.
-    """
-    from kafka.coordinator.consumer import ConsumerCoordinator
-
-    def read(f_locals: dict[str, Any]) -> Any:
-        coord = f_locals.get("self")
-        return coord if isinstance(coord, ConsumerCoordinator) else None
-
-    coord = caller_value(read, depth=16)
-    if coord is None:
+def consumer_settings(coordinator: Any) -> dict[str, Any]:
+    """A kafka-python ``ConsumerCoordinator``'s connection settings, group id and isolation
+    level (empty for None)."""
+    if coordinator is None:
         return {}
-    manager = getattr(coord, "_manager", None) or coord._client._manager
+    manager = getattr(coordinator, "_manager", None) or coordinator._client._manager
     return {
         "connection": dict(manager.config),
-        "group_id": coord.group_id,
-        "isolation_level": coord.config.get("isolation_level", "read_uncommitted"),
+        "group_id": coordinator.group_id,
+        "isolation_level": coordinator.config.get("isolation_level", "read_uncommitted"),
     }
 
 
 def resolve_settings(explicit: Mapping[str, Any] | None,
                      context: WeightContext) -> dict[str, Any]:
-    """The consumer's settings: given explicitly, by the adapter, or from the calling frames."""
-    return dict(explicit or context.consumer or consumer_settings())
+    """The consumer's settings: given explicitly, or by the adapter (a bound assignor)."""
+    settings = dict(explicit or context.consumer or {})
+    if not settings:
+        raise WeightSourceError(
+            "the consumer's connection settings are unknown: use "
+            "kafka_assignors.kafka_python.KafkaConsumer (it gives them to its assignors) or "
+            "pass them explicitly (consumer={'connection': {...}, 'group_id': ...})")
+    return settings
 
 
 def client_config(connection: Mapping[str, Any], accepted: Mapping[str, Any],

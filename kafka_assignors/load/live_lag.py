@@ -8,7 +8,8 @@ cannot be carried over, the source fails and the leader falls back.
 
 kafka-python does not hand an assignor the consumer's configuration; the
 ``ConsumerCoordinator`` that calls the assignor holds it, so it is read from
-the calling frame (or passed explicitly with ``consumer=``).  The lookup runs in
+the coordinator its assignor is bound to (``kafka_assignors.kafka_python.KafkaConsumer``
+binds them), or passed explicitly with ``consumer=``.  The lookup runs in
 a worker thread bounded by ``timeout_s``: the consumer's own network loop is
 waiting on the assignment and must not be blocked for long.
 """

@@ -139,5 +139,63 @@ def attach(consumer: object, metrics: GroupMetrics) -> bool:
     return True
 
 
+def instrument(consumer: Any) -> GroupMetrics | None:
+    """The rebalance metrics on ``consumer``, and nothing else of the runtime.
+
+    For a plain ``kafka.KafkaConsumer`` (kafka-python 3) that should keep kafka-python's own
+    rebalance behaviour: records Java's rebalance metrics and ours in the consumer's own
+    registry (``consumer.metrics()``, ``metric_reporters``; ``metrics_of(consumer)``) by
+    timing kafka-python's coordinator methods, which still run unchanged. Also takes an
+    ``aiokafka.AIOKafkaConsumer`` (before or after ``start()``). Idempotent; None when the
+    consumer was built with ``metrics_enabled=False``. Raises ``RuntimeError`` naming what
+    is missing if the client lacks a name the metrics rely on, and ``TypeError`` for
+    another object. ``kafka_assignors.kafka_python.KafkaConsumer`` does this itself.
+    """
+    module = type(consumer).__module__
+    if module.startswith("aiokafka"):
+        return _instrument_aiokafka(consumer)
+    coordinator = getattr(consumer, "_coordinator", None)
+    if not module.startswith(("kafka.", "kafka_assignors")) or coordinator is None:
+        raise TypeError(f"instrument() takes a kafka-python KafkaConsumer or an aiokafka "
+                        f"AIOKafkaConsumer, not {type(consumer).__name__}")
+    from ..adapters.kafka_python_compat import KAFKA_PYTHON_2
+
+    if KAFKA_PYTHON_2:
+        raise RuntimeError("kafka_assignors.metrics.instrument needs kafka-python 3")
+    from ..adapters.kafka_python_runtime import metrics as runtime_metrics
+
+    done = metrics_of(consumer)
+    if done is not None:
+        return done
+    missing = [n for n in runtime_metrics.NEEDS if not hasattr(coordinator, n)]
+    if missing:
+        raise RuntimeError("kafka_assignors.metrics.instrument: this kafka-python's "
+                           f"ConsumerCoordinator has no {', '.join(missing)}")
+    found = runtime_metrics.install_events(coordinator)
+    if found is not None:
+        runtime_metrics.install_pause(coordinator, found)
+        attach(consumer, found)
+    return found
+
+
+def _instrument_aiokafka(consumer: Any) -> GroupMetrics:
+    from .. import _aiokafka_metrics
+
+    found = _aiokafka_metrics.consumer_metrics(consumer)
+    coordinator = getattr(consumer, "_coordinator", None)
+    if coordinator is not None:  # started
+        _aiokafka_metrics.instrument_started(consumer)
+    elif not getattr(consumer, "_kafka_assignors_start_wrapped", False):
+        original_start = consumer.start
+
+        async def start() -> None:
+            await original_start()
+            _aiokafka_metrics.instrument_started(consumer)
+
+        consumer.start = start
+        consumer._kafka_assignors_start_wrapped = True
+    return found
+
+
 __all__ = ["ATTRIBUTE", "COORDINATOR_GROUP", "QUALITY_GROUP", "GroupMetrics", "LeaderFigures",
-           "attach", "metrics_of"]
+           "attach", "instrument", "metrics_of"]

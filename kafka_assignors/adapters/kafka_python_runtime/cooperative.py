@@ -22,13 +22,14 @@ On a cooperative consumer this module changes, on the coordinator instance:
   asynchronously: the commit goes out before the follow-up JoinGroup on the same
   connection) and ``on_partitions_revoked`` runs while they are still assigned (Java's
   order); only then is the assignment replaced and the follow-up round requested;
-* commits during the rebalance go out with the member's current generation (the broker
-  accepts them while the group prepares), on kafka-python's coordinator connection, and one
-  answered REBALANCE_IN_PROGRESS or ILLEGAL_GENERATION while a JoinGroup of this member
-  is under way is retried (a sync commit by kafka-python's loop, an asynchronous one here,
-  bounded, for the partitions no newer commit covers and the member still holds or is
-  handing over) instead of failing and resetting the member; a fenced or closing member
-  gets kafka-python's CommitFailedError;
+* commits during the rebalance go on kafka-python's coordinator connection, in order: while
+  this member's JoinGroup/SyncGroup round trip is pending none is sent (Java sends none then
+  either; it would wait behind the JoinGroup), a sync one is retried by kafka-python's loop
+  and an asynchronous one here (bounded, for the partitions no newer commit covers and the
+  member still holds or is handing over); once the round trip is answered they go out with
+  the member's new generation, which the broker accepts, although kafka-python would refuse
+  to send them until the poll takes the result up; a closing member's commits get
+  kafka-python's handling;
 * hand-over (:mod:`.commits`): the follow-up JoinGroup that hands revoked partitions over
   waits (bounded, and never longer than the poll's own time: the member keeps reading
   meanwhile) for the commits of them issued before, including an
@@ -56,7 +57,7 @@ NEEDS = (
     "poll", "time_to_next_poll", "join_group_async", "_net",
     "_on_join_prepare_async", "_on_join_complete_async", "_invoke_rebalance_listener_async",
     "generation_if_stable", "_do_commit_offsets_async", "_send_offset_commit_request",
-    "_handle_offset_commit_response", "close", "group_id", "_generation", "_subscription",
+    "close", "group_id", "_generation", "_subscription",
     "_lock", "state", "config", "need_rejoin", "request_rejoin", "rejoining", "_join_task",
 )
 SUBSCRIPTION_NEEDS = (
@@ -65,18 +66,13 @@ SUBSCRIPTION_NEEDS = (
 )
 #: kafka-python's event loop (``coordinator._net``): the retry backoff and the hand-over wait.
 NET_NEEDS = ("sleep",)
-#: The OffsetCommit response's field read to tell a rebalance from a fenced member.
-COMMIT_RESPONSE_NEEDS = ("topics",)
-
 #: kafka-python's public names used here ("module:attribute"; checked like the others), and
 #: the consumer configuration keys read (kafka-python's documented options).
 PUBLIC_NEEDS = (
-    "kafka.errors:RebalanceInProgressError", "kafka.errors:IllegalGenerationError",
-    "kafka.errors:RetriableError", "kafka.errors:NodeNotReadyError",
-    "kafka.errors:KafkaTimeoutError", "kafka.errors:KafkaError",
+    "kafka.errors:RebalanceInProgressError", "kafka.errors:RetriableError",
+    "kafka.errors:NodeNotReadyError", "kafka.errors:KafkaTimeoutError", "kafka.errors:KafkaError",
     "kafka.coordinator.base:MemberState",
     "kafka.protocol.consumer.metadata:ConsumerProtocolAssignment.decode",
-    "kafka.protocol.consumer:OffsetCommitResponse",
 )
 CONFIG_KEYS = ("session_timeout_ms", "enable_auto_commit", "retry_backoff_ms")
 
@@ -99,14 +95,7 @@ def missing(coordinator: Any) -> tuple[str, ...]:
         return lacking
     return (join._missing(coordinator._subscription, SUBSCRIPTION_NEEDS, "SubscriptionState.")
             + join._missing(coordinator._net, NET_NEEDS, "KafkaNet.")
-            + join._missing(_commit_response(), COMMIT_RESPONSE_NEEDS, "OffsetCommitResponse.")
             + join.public_missing(PUBLIC_NEEDS))
-
-
-def _commit_response() -> Any:
-    from kafka.protocol.consumer import OffsetCommitResponse
-
-    return OffsetCommitResponse
 
 
 def install_cooperative(coordinator: Any) -> None:
@@ -294,15 +283,18 @@ def install_cooperative(coordinator: Any) -> None:
     original_generation_if_stable: Callable[[], Any] = coordinator.generation_if_stable
     original_send: Callable[[Any], Coroutine[Any, Any, Any]] = (
         coordinator._send_offset_commit_request)
-    original_handle: Callable[..., Any] = coordinator._handle_offset_commit_response
     original_do_commit_async: Callable[..., Any] = coordinator._do_commit_offsets_async
+
+    def synced() -> bool:
+        """This member's SyncGroup was answered and no poll has taken the result up yet: the
+        broker holds the new generation (the member's), kafka-python still says REBALANCING."""
+        return joined.completing and membership.in_flight == 0
 
     def generation_if_stable() -> Any:
         with lock:
             stable = original_generation_if_stable()
-            if stable is None and rebalancing() and not coordinator._generation.is_lost():
-                # the broker takes commits of the current generation while the group prepares
-                return coordinator._generation
+            if stable is None and cooperative() and synced():
+                return coordinator._generation  # the broker takes commits of it now
             return stable
 
     def do_commit_offsets_async(offsets: Any, callback: Any = None) -> Any:
@@ -314,12 +306,14 @@ def install_cooperative(coordinator: Any) -> None:
             tracker.withdraw(commit)
             raise
 
-    def join_pending() -> bool:
-        """This member's JoinGroup is on its way or held by the broker: a commit sent now would
-        wait behind it on the coordinator connection (Java sends none then either)."""
+    def hold_commit() -> bool:
+        """This member is rejoining and its SyncGroup is not answered yet: a commit sent now
+        would wait behind its JoinGroup on the coordinator connection (past its own request
+        timeout if the join is long) or meet the group between generations. Java sends none
+        then either."""
         with lock:
-            return (cooperative() and not closing[0] and membership.in_flight > 0
-                    and not joined.completing)
+            return (cooperative() and not closing[0]
+                    and coordinator.state is MemberState.REBALANCING and not synced())
 
     async def send_commit(offsets: Any) -> Any:
         commit = tracker.start(offsets)
@@ -327,12 +321,12 @@ def install_cooperative(coordinator: Any) -> None:
         try:
             while True:
                 try:
-                    if join_pending():
-                        # the wait for the JoinGroup's answer is the group's, not this commit's
+                    if hold_commit():
+                        # the wait for the round trip is the group's, not this commit's
                         deadline = time.monotonic() + COMMIT_ORDER_TIMEOUT_S
                         raise RebalanceCommitRetry(
                             f"group {coordinator.group_id} is joining; the commit goes out "
-                            "once the JoinGroup is answered")
+                            "once its SyncGroup is answered")
                     return await original_send(offsets)
                 except (RebalanceCommitRetry, Errors.NodeNotReadyError):
                     # a sync commit is retried by kafka-python's loop; an async one would be
@@ -350,24 +344,6 @@ def install_cooperative(coordinator: Any) -> None:
         finally:
             tracker.finish(commit)
 
-    retry_codes = {Errors.RebalanceInProgressError.errno, Errors.IllegalGenerationError.errno}
-
-    def taking_part() -> bool:
-        """A JoinGroup of this member, of a generation it still holds, is pending or answered."""
-        with lock:
-            return (not closing[0] and not coordinator._generation.is_lost()
-                    and bool(coordinator.rejoining or coordinator._join_task is not None))
-
-    def handle_commit(offsets: Any, send_time: float, response: Any) -> Any:
-        codes = {code for _topic, partitions in response.topics for _p, code in partitions}
-        if cooperative() and codes & retry_codes and taking_part():
-            raise RebalanceCommitRetry(
-                f"group {coordinator.group_id} was between generations when the commit "
-                "arrived; retrying with the member's current one")
-        # otherwise the member is fenced (or closing): kafka-python's handling, which resets
-        # the generation and raises CommitFailedError at once, as Java does
-        return original_handle(offsets, send_time, response)
-
     original_close: Callable[..., Any] = coordinator.close
     closing = [False]
 
@@ -384,7 +360,6 @@ def install_cooperative(coordinator: Any) -> None:
     coordinator.generation_if_stable = generation_if_stable
     coordinator._send_offset_commit_request = send_commit
     coordinator._do_commit_offsets_async = do_commit_offsets_async
-    coordinator._handle_offset_commit_response = handle_commit
 
 
 def _retry_error_base() -> tuple[type[BaseException], ...]:

@@ -63,9 +63,9 @@ log = logging.getLogger("kafka_assignors")
 #: The coordinator attributes this module reads or wraps (checked before installing).
 NEEDS = (
     "need_rejoin", "rejoining", "_join_task", "_generation", "state", "config", "group_id",
-    "_lock", "_subscription", "_assignors", "join_group_async", "_do_join_and_sync_async",
-    "_process_join_group_response", "_on_join_prepare_async", "_on_join_complete_async",
-    "_enable_heartbeat", "stable", "request_rejoin", "_handle_heartbeat_response",
+    "_lock", "_subscription", "_assignors", "_rebalance_protocol", "join_group_async",
+    "_do_join_and_sync_async", "_process_join_group_response", "_on_join_prepare_async",
+    "_on_join_complete_async", "_enable_heartbeat", "stable", "request_rejoin", "_handle_heartbeat_response",
 )
 #: Attributes of kafka-python's task, generation and subscription objects read here.
 TASK_NEEDS = ("is_done", "__await__")
@@ -77,7 +77,6 @@ SUBSCRIPTION_NEEDS = ("assigned_partitions", "assign_from_subscribed")
 PUBLIC_NEEDS = (
     "kafka.errors:RebalanceInProgressError", "kafka.coordinator.base:MemberState",
     "kafka.coordinator.assignors.abstract:RebalanceProtocol", "kafka.future:Future",
-    "kafka.coordinator.assignors.abstract:AbstractPartitionAssignor.supported_protocols",
 )
 CONFIG_KEYS = ("session_timeout_ms",)
 
@@ -118,18 +117,10 @@ def public_missing(names: tuple[str, ...]) -> tuple[str, ...]:
 
 
 def is_cooperative(coordinator: Any) -> bool:
-    """True if the consumer runs the cooperative protocol: every assignor speaks it (what
-    kafka-python's ``_validate_rebalance_protocol`` picks then), asked without calling back
-    into our own assignors."""
+    """True if the consumer runs the cooperative protocol (kafka-python's choice)."""
     from kafka.coordinator.assignors.abstract import RebalanceProtocol
 
-    from ..kafka_python import KafkaPythonAssignor
-
-    assignors = coordinator._assignors.values()
-    return bool(assignors) and all(
-        a.cooperative if isinstance(a, KafkaPythonAssignor)
-        else RebalanceProtocol.COOPERATIVE in a.supported_protocols()
-        for a in assignors)
+    return bool(coordinator._rebalance_protocol == RebalanceProtocol.COOPERATIVE)
 
 
 def generation_was_reset(generation: int, member_id: str) -> bool:
@@ -152,13 +143,17 @@ class JoinState:
     what the broker accepted. Read and written under kafka-python's coordinator lock."""
 
     def __init__(self, coordinator: Any) -> None:
-        self.cooperative = is_cooperative(coordinator)
+        self._coordinator = coordinator
         self.held: Any = None  # the finished task, replayed through kafka-python's loop
         self.completing = False  # JoinGroup answered, SyncGroup or its take-up pending
         self.rejoin_requested = False  # a rejoin was asked for while completing
         self.join_answered_at = 0.0  # when the last JoinGroup answer was taken in
         self.membership = MembershipClock(coordinator.config["session_timeout_ms"],
                                           lock=coordinator._lock)
+
+    @property
+    def cooperative(self) -> bool:
+        return is_cooperative(self._coordinator)
 
 
 def state_of(coordinator: Any) -> JoinState:
