@@ -65,7 +65,8 @@ NEEDS = (
     "need_rejoin", "rejoining", "_join_task", "_generation", "state", "config", "group_id",
     "_lock", "_subscription", "_assignors", "_rebalance_protocol", "join_group_async",
     "_do_join_and_sync_async", "_process_join_group_response", "_on_join_prepare_async",
-    "_on_join_complete_async", "_enable_heartbeat", "stable", "request_rejoin", "_handle_heartbeat_response",
+    "_on_join_complete_async", "_enable_heartbeat", "stable", "request_rejoin",
+    "_handle_heartbeat_response",
 )
 #: Attributes of kafka-python's task, generation and subscription objects read here.
 TASK_NEEDS = ("is_done", "__await__")
