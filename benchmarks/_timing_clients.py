@@ -36,7 +36,7 @@ class Variant:
     #: what the client is given (kafka-python: 'module:Class'; confluent/aiokafka: wire
     #: name; java: assignor class)
     strategy: str
-    #: kafka-python only: the kafka-assignors runtime on (False: opted out by env)
+    #: kafka-python only: the runtime's KafkaConsumer (False: a plain kafka.KafkaConsumer)
     runtime: bool = True
     #: where join -> stable comes from (documentation)
     stable_source: str = "members' state events (kafka-python's member state, generation "\

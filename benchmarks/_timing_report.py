@@ -128,8 +128,8 @@ def _variants_table() -> str:
     lines = ["| variant | client | strategy | join -> stable from |", "|---|---|---|---|"]
     for name, v in VARIANTS.items():
         strategy = v.strategy.rsplit(":", 1)[-1].rsplit(".", 1)[-1]
-        client = {"kafka-python": "kafka-python `KafkaConsumer`" + (
-                      "" if v.runtime else ", `KAFKA_ASSIGNORS_KAFKA_PYTHON_RUNTIME=off`"),
+        client = {"kafka-python": ("`kafka_assignors.kafka_python.KafkaConsumer` (the runtime)"
+                                   if v.runtime else "kafka-python `KafkaConsumer` (plain)"),
                   "confluent": "`kafka_assignors.confluent.Consumer` (the bridge)",
                   "aiokafka": "aiokafka `AIOKafkaConsumer`, `kafka_assignors.aiokafka`",
                   "java": "Java `KafkaConsumer` (kafka-clients), `group.protocol=classic`",
@@ -233,13 +233,13 @@ and group), so drifting load hits every variant alike.
 
 {_variants_table()}
 
-**eager** and **cooperative-plain** are what kafka-python users of this library got before
-the runtime; **cooperative** is the same assignor as users get it now (the runtime installed
-by default). The bridge members call `poll(0.05)` one message at a time, aiokafka members
-`getmany(timeout_ms=50)`, kafka-python members `poll(timeout_ms=1000)` and Java members
-`poll(1 s)` (all return as soon as records are there). Every member reports each record it
-is handed, with CLOCK_MONOTONIC (Python `time.monotonic()`, Java `System.nanoTime()`, the
-same clock on Linux).
+**eager** and **cooperative-plain** are what a plain `kafka.KafkaConsumer` with our assignor
+does (kafka-python's own rebalance behaviour); **cooperative** is the same assignor with the
+runtime (`kafka_assignors.kafka_python.KafkaConsumer`). The bridge members call
+`poll(0.05)` one message at a time, aiokafka members `getmany(timeout_ms=50)`, kafka-python
+members `poll(timeout_ms=1000)` and Java members `poll(1 s)` (all return as soon as records
+are there). Every member reports each record it is handed, with CLOCK_MONOTONIC (Python
+`time.monotonic()`, Java `System.nanoTime()`, the same clock on Linux).
 
 * **join -> stable**: from the joiner subscribing (kafka-python, bridge: consumer created
   and subscribed, about to send JoinGroup; aiokafka: before `start()`, which connects and

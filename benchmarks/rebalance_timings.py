@@ -11,8 +11,9 @@ for groups of 3, 10 and 30 consumers. Printed, not asserted.
 
 Variants (``--protocols``, default all; see :data:`benchmarks._timing_clients.VARIANTS`):
 kafka-python ``eager`` (BalancedStickyAssignor), ``cooperative-plain``
-(CooperativeBalancedStickyAssignor with KAFKA_ASSIGNORS_KAFKA_PYTHON_RUNTIME=off: what
-kafka-python alone does), ``cooperative`` (the same with the runtime, the default); the
+(CooperativeBalancedStickyAssignor on a plain ``kafka.KafkaConsumer``: what kafka-python
+alone does), ``cooperative`` (the same with ``kafka_assignors.kafka_python.KafkaConsumer``,
+the runtime); the
 confluent bridge ``bridge-eager`` / ``bridge-cooperative``; ``aiokafka-eager``; and
 ``java-cooperative``: Kafka's KafkaConsumer with CooperativeStickyAssignor and
 group.protocol=classic (benchmarks/java/RebalanceMember.java, compiled at run time against

@@ -4,8 +4,8 @@ keep reading the partitions they keep while the group rebalances.
 
 kafka-python 3.0.12 alone drops a JoinGroup/SyncGroup result that completes while the
 application is between two polls: the member stays REBALANCING until the broker expels it.
-The first test forces exactly that interleaving, so the opted-out control fails every time
-and the default never does.
+The first test forces exactly that interleaving, so the plain control (kafka.KafkaConsumer)
+fails every time and the runtime's KafkaConsumer never does.
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ NOTICE_S = 2.0
 def _after_a_second(group: GroupSpec) -> Assignment:
     """balanced-sticky, 1 s late once the group reads two topics: the round trip after the
     subscription change cannot complete inside a 1 ms poll (forming the group stays quick,
-    so that the opted-out control gets as far as the subscription change)."""
+    so that the plain control gets as far as the subscription change)."""
     if len(group.topics) > 1:
         time.sleep(1)
     return balanced_sticky(group)

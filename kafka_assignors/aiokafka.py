@@ -56,6 +56,14 @@ class AIOKafkaAssignor(_AIOAbstractAssignor):  # type: ignore[misc]
         #: the aiokafka ``GroupCoordinator`` this wrapper serves, once ``instrument()`` bound it
         #: (its ``generation`` dates the partitions this member announces)
         self._coordinator: weakref.ReferenceType[Any] | None = None
+        #: the consumer ``instrument()`` was called on before ``start()``: its coordinator is
+        #: instrumented at the first JoinGroup (``metadata()``), before that request is sent
+        self._instrumented: weakref.ReferenceType[Any] | None = None
+
+    def watch(self, consumer: Any) -> None:
+        """Instrument ``consumer``'s coordinator as soon as it asks for this member's
+        subscription (``kafka_assignors.metrics.instrument`` calls this before ``start()``)."""
+        self._instrumented = weakref.ref(consumer)
 
     def bind(self, coordinator: Any) -> None:
         """Read the generation from ``coordinator`` (``kafka_assignors.metrics.instrument``
@@ -72,6 +80,10 @@ class AIOKafkaAssignor(_AIOAbstractAssignor):  # type: ignore[misc]
         return self._inner.last_report
 
     def metadata(self, topics: Any) -> bytes:
+        consumer = self._instrumented() if self._instrumented is not None else None
+        if consumer is not None and getattr(consumer, "_coordinator", None) is not None:
+            self._instrumented = None
+            _aiokafka_metrics.instrument_started(consumer)  # before this JoinGroup is sent
         # aiokafka has no cooperative protocol: its members always run eager
         sub: ConsumerProtocolSubscription = self._inner.subscription(topics, MODE_EAGER)
         return bytes(sub.encode())
@@ -112,8 +124,8 @@ def metrics(consumer: Any) -> dict[str, dict[str, float]]:
     ``consumer-coordinator-metrics`` and ours in ``kafka-assignors-assignment-metrics``
     (see the README).  Recorded once ``kafka_assignors.metrics.instrument(consumer)`` was
     called (before or after ``start()``); callable at any time (values empty or -1 until
-    the first rebalance is recorded).  It also attaches the metrics to ``consumer`` as ``_kafka_assignors_metrics``,
-    where the Prometheus and OpenTelemetry exporters find them.
+    the first rebalance is recorded).  It also attaches the metrics to ``consumer`` as
+    ``_kafka_assignors_metrics``, where the Prometheus and OpenTelemetry exporters find them.
     """
     return _aiokafka_metrics.consumer_metrics(consumer).values()
 

@@ -43,7 +43,8 @@ for version in $versions; do
     own=$("$env/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
     echo "import site; site.addsitedir('$shared')" > "$own/zz-kafka-assignors-shared.pth"
     echo "== kafka-python $version"
-    if ! "$env/bin/python" -m kafka_assignors.adapters.kafka_python_runtime.manifest; then
+    if ! "$env/bin/python" -c 'from kafka_assignors.adapters.kafka_python_runtime.manifest import main
+raise SystemExit(main())'; then
         failed+=("$version (manifest)")
     elif ! "$env/bin/python" -m pytest -q -p no:cacheprovider "${tests[@]}"; then
         failed+=("$version")

@@ -95,6 +95,28 @@ def test_a_plain_consumer_is_untouched(strategy: list[Any]) -> None:
         consumer.close()
 
 
+def test_plain_consumers_log_one_info_line_per_process_pointing_at_the_runtime(
+    caplog: Any, monkeypatch: Any,
+) -> None:
+    """The plain one line changes nothing and says once, at the first join, where the runtime is."""
+    from kafka_assignors.adapters import kafka_python as adapter
+
+    monkeypatch.setattr(adapter, "_noted_plain", False)
+    consumers = [_consumer([CooperativeBalancedStickyAssignor], KafkaConsumer) for _ in range(2)]
+    try:
+        with caplog.at_level(logging.INFO, logger="kafka_assignors"):
+            for c in consumers:
+                c.subscribe(["t"])
+                c._coordinator.group_protocols()  # what each JoinGroup asks for
+                c._coordinator.group_protocols()
+    finally:
+        for c in consumers:
+            c.close()
+    lines = [r for r in caplog.records if r.name == "kafka_assignors"]
+    assert len(lines) == 1 and lines[0].levelno == logging.INFO
+    assert "from kafka_assignors.kafka_python import KafkaConsumer" in lines[0].getMessage()
+
+
 def test_one_info_line_says_what_was_turned_on(caplog: Any) -> None:
     with caplog.at_level(logging.INFO, logger="kafka_assignors"):
         consumer = _consumer([CooperativeBalancedStickyAssignor])

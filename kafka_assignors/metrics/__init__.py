@@ -180,13 +180,18 @@ def instrument(consumer: Any) -> GroupMetrics | None:
 
 def _instrument_aiokafka(consumer: Any) -> GroupMetrics:
     from .. import _aiokafka_metrics
+    from ..aiokafka import AIOKafkaAssignor
 
     found = _aiokafka_metrics.consumer_metrics(consumer)
-    coordinator = getattr(consumer, "_coordinator", None)
-    if coordinator is not None:  # started
+    if getattr(consumer, "_coordinator", None) is not None:  # started
         _aiokafka_metrics.instrument_started(consumer)
-    elif not getattr(consumer, "_kafka_assignors_start_wrapped", False):
-        original_start = consumer.start
+        return found
+    ours = [a for a in getattr(consumer, "_partition_assignment_strategy", ())
+            if isinstance(a, AIOKafkaAssignor)]
+    for assignor in ours:  # the coordinator, made in start(), is instrumented at its first join
+        assignor.watch(consumer)
+    if not ours and not getattr(consumer, "_kafka_assignors_start_wrapped", False):
+        original_start = consumer.start  # no assignor of ours to hook: from start() on
 
         async def start() -> None:
             await original_start()

@@ -26,7 +26,7 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
-from . import cooperative, join, manifest, metrics
+from . import cooperative, join, metrics
 
 log = logging.getLogger("kafka_assignors")
 
@@ -85,6 +85,8 @@ def install(coordinator: Any, *, keep_reading: bool = True) -> RuntimeStatus:
 
 
 def _install(coordinator: Any, keep_reading: bool, done: RuntimeStatus | None) -> RuntimeStatus:
+    from . import manifest  # (not at the top: ``python -m`` runs it as a script)
+
     lacking = manifest.missing(coordinator)
     join_lacking = tuple(n for n in lacking if _join_name(n))
     if join_lacking:
@@ -129,6 +131,7 @@ def apply(consumer: Any) -> RuntimeStatus:
 
     from ...metrics import attach
     from ..kafka_python import KafkaPythonAssignor
+    from . import manifest
 
     coordinator = getattr(consumer, "_coordinator", None)
     if coordinator is None:
