@@ -23,13 +23,11 @@ from kafka_assignors.kafka_python import KafkaConsumer as RuntimeConsumer
 REPLACED_BY_JOIN_FIX = {"need_rejoin", "join_group_async", "_do_join_and_sync_async",
                         "_process_join_group_response", "stable", "request_rejoin",
                         "_on_join_prepare_async", "_on_join_complete_async",
-                        "maybe_leave_group_async"}
-REPLACED_BY_COOPERATIVE = {"poll", "time_to_next_poll", "_on_join_complete_async",
-                           "generation_if_stable", "_send_offset_commit_request",
-                           "_handle_offset_commit_response", "ensure_active_group", "close",
-                           "_do_commit_offsets_async", "_on_join_prepare_async",
-                           "_do_join_and_sync_async", "_process_join_group_response",
-                           "_process_sync_group_response"}
+                        "_handle_heartbeat_response"}
+REPLACED_BY_COOPERATIVE = {"poll", "time_to_next_poll", "join_group_async",
+                           "_on_join_complete_async", "generation_if_stable",
+                           "_send_offset_commit_request",
+                           "close", "_do_commit_offsets_async", "_on_join_prepare_async"}
 #: the metrics' hooks (kafka_python_runtime.metrics), on every consumer with our assignors
 REPLACED_BY_METRICS = {"_do_join_and_sync_async", "_invoke_rebalance_listener_async",
                        "_perform_assignment", "_on_join_prepare_async",
@@ -208,14 +206,15 @@ def test_a_commit_retry_is_a_retriable_rebalance_error() -> None:
 
 
 def test_cooperative_completion_revokes_first_then_assigns() -> None:
-    """A revoked partition stops being fetchable and is reported while still assigned; only
-    then is the assignment replaced, the added partitions reported and a follow-up requested."""
+    """A revoked partition is reported while still assigned (so commit() in the listener covers
+    it, as in Java's order); only then is the assignment replaced, the added partitions reported
+    and a follow-up requested."""
     from kafka import ConsumerRebalanceListener
     from kafka.coordinator.base import Generation
     from kafka.protocol.consumer.metadata import ConsumerProtocolAssignment
     from kafka.structs import TopicPartition
 
-    seen: list[tuple[str, list[int], list[int], bool | None]] = []
+    seen: list[tuple[str, list[int], list[int]]] = []
     consumer = RuntimeConsumer(bootstrap_servers="127.0.0.1:1", api_version=(3, 9), group_id="g",
                                enable_auto_commit=False,
                                partition_assignment_strategy=[CooperativeBalancedStickyAssignor])
@@ -224,8 +223,7 @@ def test_cooperative_completion_revokes_first_then_assigns() -> None:
         def _note(self, kind: str, tps: Any) -> None:
             state = consumer._subscription
             held = sorted(tp.partition for tp in state.assigned_partitions())
-            fetchable = any(state.is_fetchable(tp) for tp in tps) if kind == "revoked" else None
-            seen.append((kind, sorted(tp.partition for tp in tps), held, fetchable))
+            seen.append((kind, sorted(tp.partition for tp in tps), held))
 
         def on_partitions_revoked(self, revoked: Any) -> None:
             self._note("revoked", revoked)
@@ -246,7 +244,7 @@ def test_cooperative_completion_revokes_first_then_assigns() -> None:
             version=0, assigned_partitions=[("t", [1, 2])], user_data=b"").encode()
         consumer._net.run(coordinator._on_join_complete_async, 3, "m",
                           "cooperative-balanced-sticky", encoded)
-        assert seen == [("revoked", [0], [0, 1], False), ("assigned", [2], [1, 2], None)]
+        assert seen == [("revoked", [0], [0, 1]), ("assigned", [2], [1, 2])]
         assert sorted(tp.partition for tp in state.assigned_partitions()) == [1, 2]
         assert coordinator.rejoin_needed is True  # the follow-up round hands partition 0 over
     finally:

@@ -3,11 +3,12 @@ kafka-python's own code on a real consumer object (no broker: nothing is sent)."
 
 from __future__ import annotations
 
-from collections import namedtuple
+import time
 from types import SimpleNamespace
 from typing import Any
 
 import pytest
+from kafka import ConsumerRebalanceListener
 from kafka import errors as Errors
 from kafka.coordinator.base import Generation, MemberState
 from kafka.future import Future
@@ -18,7 +19,6 @@ from kafka_assignors import BalancedStickyAssignor, CooperativeBalancedStickyAss
 from kafka_assignors.adapters.kafka_python_runtime import cooperative, manifest
 from kafka_assignors.kafka_python import KafkaConsumer
 
-_Broker = namedtuple("_Broker", "node_id host port rack")  # a coordinator's metadata
 COOP_GEN = Generation(4, "m", "cooperative-balanced-sticky")
 
 
@@ -142,13 +142,12 @@ def test_heartbeats_go_on_from_the_join_group_response() -> None:
         _close(consumer)
 
 
-@pytest.mark.parametrize("code", [Errors.RebalanceInProgressError.errno,
-                                  Errors.IllegalGenerationError.errno])
-def test_a_heartbeat_answered_with_an_error_keeps_the_coordinator(code: int) -> None:
-    """kafka-python 3.0.0-3.0.2 mark the coordinator dead when a heartbeat is answered with
-    an error (a commit made then waits for a new lookup and meets the join); with the runtime
-    the coordinator stays known on every tested release and kafka-python's own handling of
-    the answer still runs (a rejoin is requested)."""
+def test_a_heartbeat_answered_rebalance_in_progress_keeps_the_coordinator() -> None:
+    """kafka-python 3.0.0-3.0.2 mark the coordinator dead when a heartbeat is answered
+    REBALANCE_IN_PROGRESS (a commit made then waits for a new lookup and meets the join); with
+    the runtime the coordinator stays known on every tested release, the heartbeat counts as
+    successful (as 3.0.4 and later count it) and kafka-python's own handling of the answer
+    still runs (a rejoin is requested)."""
     consumer = _consumer(BalancedStickyAssignor)
     coordinator = consumer._coordinator
     try:
@@ -157,11 +156,10 @@ def test_a_heartbeat_answered_with_an_error_keeps_the_coordinator(code: int) -> 
         coordinator.rejoin_needed = False
 
         async def answer(request: Any, node_id: Any = None) -> Any:
-            return SimpleNamespace(error_code=code)
+            return SimpleNamespace(error_code=Errors.RebalanceInProgressError.errno)
 
         consumer._coordinator._manager.send = answer
-        with pytest.raises(Errors.for_code(code)):
-            consumer._net.run(coordinator._send_heartbeat_request)
+        assert consumer._net.run(coordinator._send_heartbeat_request) is None
         assert coordinator.coordinator_id == "no-such-node"
         assert coordinator.need_rejoin()
     finally:
@@ -191,40 +189,51 @@ def _commit_response(code: int) -> Any:
     return SimpleNamespace(topics=[("t", [(0, code)])])
 
 
-@pytest.mark.parametrize("in_join", [True, False], ids=["joining", "fenced"])
-def test_illegal_generation_is_retried_only_for_a_member_in_the_rebalance(in_join: bool) -> None:
-    """ILLEGAL_GENERATION on a commit is retried while a JoinGroup of this member is under way;
-    a member with no join under way is fenced and gets CommitFailedError at once."""
+@pytest.mark.parametrize("code", [Errors.IllegalGenerationError.errno,
+                                  Errors.RebalanceInProgressError.errno])
+def test_a_commit_that_meets_a_rebalance_gets_kafka_pythons_handling(code: int) -> None:
+    """A commit the broker turns down because the group moved on (a rebalance this member has
+    not joined yet, or a generation it was fenced from) gets kafka-python's handling at once:
+    CommitFailedError (and a reset generation for ILLEGAL_GENERATION), as Java does."""
     consumer = _consumer(CooperativeBalancedStickyAssignor, enable_auto_commit=False)
     coordinator = consumer._coordinator
     try:
+        consumer._subscription.assign_from_subscribed([TopicPartition("t", 0)])
         coordinator._generation = Generation(4, "m", "cooperative-balanced-sticky")
-        coordinator.state = MemberState.REBALANCING if in_join else MemberState.STABLE
-        coordinator.rejoining = in_join
+        coordinator.state = MemberState.STABLE
+        coordinator._manager.send = _Broker(coordinator, [code]).send
         offsets = {TopicPartition("t", 0): OffsetAndMetadata(5, "", -1)}
-        response = _commit_response(Errors.IllegalGenerationError.errno)
-        if in_join:
-            with pytest.raises(cooperative.RebalanceCommitRetry):
-                coordinator._handle_offset_commit_response(offsets, 0.0, response)
-        else:
-            with pytest.raises(Errors.CommitFailedError):
-                coordinator._handle_offset_commit_response(offsets, 0.0, response)
-            assert coordinator._generation.is_lost()
+        with pytest.raises(Errors.CommitFailedError):
+            consumer._net.run(coordinator._send_offset_commit_request, offsets)
+        assert coordinator._generation.is_lost() == (code == Errors.IllegalGenerationError.errno)
     finally:
         _close(consumer)
 
 
-def test_a_closing_member_commit_is_not_retried() -> None:
-    """close() during a rebalance does not retry its commit into the next generation."""
-    consumer = _consumer(CooperativeBalancedStickyAssignor, enable_auto_commit=False)
+def test_a_closing_member_commit_is_not_held() -> None:
+    """close() while the member rejoins: its final auto-commit is not held for the next
+    generation (close would wait for it); it gets kafka-python's handling at once."""
+    from kafka_assignors.adapters.kafka_python_runtime.join import state_of
+
+    consumer = _consumer(CooperativeBalancedStickyAssignor, enable_auto_commit=True)
     coordinator = consumer._coordinator
+    consumer._subscription.assign_from_subscribed([TopicPartition("t", 0)])
+    consumer._subscription.seek(TopicPartition("t", 0), 3)
     coordinator._generation = Generation(4, "m", "cooperative-balanced-sticky")
+    coordinator.state = MemberState.REBALANCING
     coordinator.rejoining = True
-    _close(consumer)
-    offsets = {TopicPartition("t", 0): OffsetAndMetadata(5, "", -1)}
-    with pytest.raises(Errors.CommitFailedError):
-        coordinator._handle_offset_commit_response(
-            offsets, 0.0, _commit_response(Errors.RebalanceInProgressError.errno))
+    state_of(coordinator).membership.round_trip_started()  # the JoinGroup is pending
+    sent: list[str] = []
+
+    def send(request: Any, node_id: Any = None, **_: Any) -> Any:  # kafka-python's Future
+        sent.append(type(request).__name__)
+        return _done(SimpleNamespace(error_code=0, members=[], topics=[]))
+
+    coordinator._manager.send = send
+    started = time.monotonic()
+    consumer.close()
+    assert time.monotonic() - started < 5.0
+    assert "OffsetCommitRequest" not in sent  # kafka-python: not part of an active group
 
 
 def _claims(consumer: Any) -> Any:
@@ -248,13 +257,17 @@ def test_ownership_claims_are_cleared_when_the_partitions_are_lost() -> None:
         _close(consumer)
 
 
-def test_ownership_claims_are_cleared_on_unsubscribe() -> None:
-    """unsubscribe() clears what the member announces as owned when it subscribes again."""
+def test_ownership_claims_are_cleared_before_the_join_after_unsubscribe() -> None:
+    """unsubscribe() leaves the group (kafka-python resets the generation): the prepare step of
+    the next join, when the member subscribes again, clears what it announces as owned."""
     consumer = _consumer(CooperativeBalancedStickyAssignor, enable_auto_commit=False)
+    coordinator = consumer._coordinator
     try:
         claims = _claims(consumer)
         claims.owned, claims.generation = {"t": [0]}, 4
         consumer.unsubscribe()
+        consumer.subscribe(["t"])
+        consumer._net.run(coordinator._on_join_prepare_async, -1, "", 0)
         assert claims.owned == {}
     finally:
         _close(consumer)
@@ -270,44 +283,198 @@ def test_every_private_name_is_checked_on_this_kafka_python() -> None:
         _close(consumer)
 
 
-def test_an_async_commit_answered_rebalancing_once_its_join_completed_is_retried() -> None:
-    """A commit_async sent between the member's JoinGroup and SyncGroup answers (the broker
-    answers REBALANCE_IN_PROGRESS while the group completes the generation) and answered only
-    after the member completed that generation is sent again, not failed: the partitions it
-    covers may be about to be handed over. Its send is taken up by the IO thread before
-    commit_async returns (it did so under load): the retry must still be made."""
+class _Broker:
+    """The coordinator connection: answers commits in order with the given error codes."""
+
+    def __init__(self, coordinator: Any, answers: list[int]) -> None:
+        self.coordinator, self.answers = coordinator, answers
+        self.commits: list[int] = []  # the generation each commit was sent with
+
+    async def send(self, request: Any, node_id: str | None = None, **_: Any) -> Any:
+        self.commits.append(request.generation_id_or_member_epoch)
+        return _commit_response(self.answers.pop(0) if self.answers else 0)
+
+
+def _run_io_at_once(consumer: Any) -> None:
+    """kafka-python's IO thread starts a scheduled send at once (it did so under load)."""
+    def call_soon(fn: Any, *args: Any) -> Any:
+        try:
+            return _done(consumer._net.run(fn, *args))
+        except Exception as exc:
+            return _done(error=exc)
+
+    consumer._coordinator._manager.call_soon = call_soon
+
+
+def test_a_commit_after_the_sync_group_answer_goes_out_with_the_new_generation() -> None:
+    """Once this member's SyncGroup is answered the broker holds its new generation, while
+    kafka-python still says REBALANCING until a poll takes the result up (and would refuse the
+    commit): the runtime sends it with the new generation."""
+    from kafka_assignors.adapters.kafka_python_runtime.join import state_of
+
     consumer = _consumer(CooperativeBalancedStickyAssignor, enable_auto_commit=False)
     coordinator = consumer._coordinator
     try:
+        consumer._subscription.assign_from_subscribed([TopicPartition("t", 0)])
         coordinator._generation = Generation(5, "m", "cooperative-balanced-sticky")
-        coordinator.state = MemberState.REBALANCING  # JoinGroup answered, SyncGroup pending
+        coordinator.state = MemberState.REBALANCING
         coordinator.rejoining = True
-        broker = _Broker("no-such-node", "127.0.0.1", 1, None)
-        coordinator._cluster._coordinator_brokers = {"no-such-node": broker}
-        requests: list[tuple[str, int]] = []
-
-        async def send(request: Any, node_id: str | None = None) -> Any:
-            requests.append((str(node_id), request.generation_id_or_member_epoch))
-            if len(requests) == 1:
-                # the SyncGroup answer is taken up before this commit's answer
-                coordinator.state, coordinator.rejoining = MemberState.STABLE, False
-                coordinator.rejoin_needed = False
-                return _commit_response(Errors.RebalanceInProgressError.errno)
-            return _commit_response(0)
-
-        def call_soon(fn: Any, *args: Any) -> Any:  # the IO thread starts the send at once
-            try:
-                return _done(consumer._net.run(fn, *args))
-            except Exception as exc:
-                return _done(error=exc)
-
-        coordinator._manager.send = send
-        coordinator._manager.call_soon = call_soon
-        offsets = {TopicPartition("t", 0): OffsetAndMetadata(5, "", -1)}
-        future = coordinator._do_commit_offsets_async(offsets)
+        state_of(coordinator).completing = True  # JoinGroup and SyncGroup answered
+        broker = _Broker(coordinator, [])
+        coordinator._manager.send = broker.send
+        _run_io_at_once(consumer)
+        future = coordinator._do_commit_offsets_async(
+            {TopicPartition("t", 0): OffsetAndMetadata(5, "", -1)})
         assert future.succeeded(), future.exception
-        # sent again with the generation it completed (here on the commits connection: this
-        # member, which never really joined, still counts as rejoining to kafka-python)
-        assert requests == [("no-such-node-commits", 5), ("no-such-node-commits", 5)]
+        assert broker.commits == [5]
+    finally:
+        _close(consumer)
+
+
+def test_a_commit_waits_for_the_round_trip_instead_of_queueing_behind_it() -> None:
+    """While this member's JoinGroup/SyncGroup round trip is pending, a commit is not sent (it
+    would wait behind the JoinGroup on the coordinator connection, past its own request timeout
+    if the join is long): an async one goes out once the SyncGroup is answered, a sync one is
+    retried by kafka-python's own loop."""
+    from kafka_assignors.adapters.kafka_python_runtime.join import state_of
+
+    consumer = _consumer(CooperativeBalancedStickyAssignor, enable_auto_commit=False)
+    coordinator = consumer._coordinator
+    try:
+        consumer._subscription.assign_from_subscribed([TopicPartition("t", 0)])
+        coordinator._generation = Generation(5, "m", "cooperative-balanced-sticky")
+        coordinator.state = MemberState.REBALANCING
+        coordinator.rejoining = True
+        joined = state_of(coordinator)
+        joined.membership.round_trip_started()  # the JoinGroup is pending
+        broker = _Broker(coordinator, [])
+        coordinator._manager.send = broker.send
+        offsets = {TopicPartition("t", 0): OffsetAndMetadata(5, "", -1)}
+        with pytest.raises(cooperative.RebalanceCommitRetry):  # retriable: commit() retries
+            consumer._net.run(coordinator._send_offset_commit_request, offsets)
+        task = coordinator._do_commit_offsets_async(offsets)
+        consumer._net.run(consumer._net.sleep, 0.3)
+        assert broker.commits == [] and not task.is_done
+        joined.completing = True  # the JoinGroup is answered
+        consumer._net.run(consumer._net.sleep, 0.3)
+        assert broker.commits == [] and not task.is_done  # the SyncGroup is not
+        joined.membership.round_trip_ended()
+        consumer._net.run(consumer._manager.wait_for, task, 2000)
+        assert broker.commits == [5]
+    finally:
+        _close(consumer)
+
+
+class _Lost(ConsumerRebalanceListener):  # type: ignore[misc]
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, list[int]]] = []
+
+    def on_partitions_revoked(self, revoked: Any) -> None:
+        self.calls.append(("revoked", sorted(tp.partition for tp in revoked)))
+
+    def on_partitions_assigned(self, assigned: Any) -> None:
+        self.calls.append(("assigned", sorted(tp.partition for tp in assigned)))
+
+    def on_partitions_lost(self, lost: Any) -> None:
+        self.calls.append(("lost", sorted(tp.partition for tp in lost)))
+
+
+def _holding(consumer: Any, listener: Any, *partitions: int) -> None:
+    consumer.subscribe(["t"], listener=listener)
+    state = consumer._subscription
+    state.assign_from_subscribed([TopicPartition("t", p) for p in partitions])
+    for tp in state.assigned_partitions():
+        state.seek(tp, 0)
+
+
+@pytest.mark.parametrize("strategy", [CooperativeBalancedStickyAssignor, BalancedStickyAssignor])
+def test_a_dropped_stale_result_leaves_nothing_to_fetch(strategy: Any) -> None:
+    """kafka-python reports the join as done when the runtime drops a result taken up after a
+    heartbeat reset the generation, and the same poll() fetches next: no partition the member
+    held may be fetchable then (another member may own it by now). A cooperative member gives
+    them up as lost first (on_partitions_lost, as Java's onJoinPrepare does before any fetch);
+    an eager one, which reported them revoked when the rebalance began, just lets them go."""
+    consumer = _consumer(strategy, enable_auto_commit=False)
+    coordinator = consumer._coordinator
+    listener = _Lost()
+    try:
+        _holding(consumer, listener, 0, 1)
+        _mid_join(coordinator, _done(_assignment(0, 1)), Generation(4, "m", strategy.name))
+        coordinator.reset_generation()  # what the heartbeat's UNKNOWN_MEMBER_ID does
+        coordinator.state = MemberState.REBALANCING
+        assert consumer._net.run(coordinator.join_group_async, 0) is True  # "joined"
+        state = consumer._subscription
+        assert consumer.assignment() == set()
+        assert not [tp for tp in state.assigned_partitions() if state.is_fetchable(tp)]
+        cooperative_member = strategy is CooperativeBalancedStickyAssignor
+        assert listener.calls == ([("lost", [0, 1])] if cooperative_member else [])
+        assert coordinator.state is MemberState.UNJOINED and coordinator.need_rejoin()
+    finally:
+        _close(consumer)
+
+
+class _Silent:
+    """A coordinator that never answers: every request stays in flight."""
+
+    def __init__(self) -> None:
+        self.sent: list[str] = []
+
+    async def send(self, request: Any, node_id: Any = None, **_: Any) -> Any:
+        self.sent.append(type(request).__name__)
+        await Future()  # never resolved
+
+
+def _rebalancing_cooperative_member(**config: Any) -> Any:
+    """Holds t-0 and t-1 (consumed up to offset 3), generation 4, due to rejoin; heard from."""
+    consumer = _consumer(CooperativeBalancedStickyAssignor, session_timeout_ms=10_000, **config)
+    coordinator = consumer._coordinator
+    _holding(consumer, _Lost(), 0, 1)
+    for tp in consumer.assignment():
+        consumer._subscription.seek(tp, 3)
+    coordinator._generation = COOP_GEN
+    coordinator.state = MemberState.STABLE
+    coordinator.rejoin_needed = True
+    coordinator._handle_heartbeat_response(SimpleNamespace(error_code=0), time.monotonic())
+    return consumer
+
+
+def test_a_zero_ms_poll_during_a_rebalance_does_not_wait_for_the_prepare_commit() -> None:
+    """poll(timeout_ms=0) of a cooperative member whose pre-rebalance auto-commit gets no answer
+    returns at once, as kafka-python alone would (which gives that commit the poll's time); it
+    still fetches the partitions it keeps."""
+    consumer = _rebalancing_cooperative_member(enable_auto_commit=True)
+    coordinator = consumer._coordinator
+    silent = _Silent()
+    coordinator._manager.send = silent.send
+    try:
+        started = time.monotonic()
+        assert coordinator.poll(timeout_ms=0) is True  # fetch the kept partitions
+        assert time.monotonic() - started < 1.0
+        assert "OffsetCommitRequest" in "".join(silent.sent)  # the commit did go out
+    finally:
+        _close(consumer)
+
+
+def test_completing_a_cooperative_round_does_not_wait_for_the_revoked_commit() -> None:
+    """Completion commits the revoked partitions asynchronously and returns without waiting
+    for the answer; the follow-up JoinGroup (the hand-over) waits for it, without blocking a
+    poll longer than its own time (its prepare step gives up, the member keeps reading)."""
+    consumer = _rebalancing_cooperative_member(enable_auto_commit=True)
+    coordinator = consumer._coordinator
+    silent = _Silent()
+    coordinator._manager.send = silent.send
+    try:
+        started = time.monotonic()
+        consumer._net.run(coordinator._on_join_complete_async, 4, "m",
+                          "cooperative-balanced-sticky", _assignment(1))
+        assert time.monotonic() - started < 1.0
+        assert sorted(tp.partition for tp in consumer.assignment()) == [1]
+        consumer._net.run(consumer._net.sleep, 0.05)  # the IO loop sends the commit
+        assert silent.sent == ["OffsetCommitRequest"]
+        started = time.monotonic()
+        with pytest.raises(Errors.KafkaTimeoutError):  # the hand-over waits for the commit
+            consumer._net.run(coordinator._on_join_prepare_async, 4, "m", 0)
+        assert time.monotonic() - started < 1.0
+        assert silent.sent == ["OffsetCommitRequest"]  # no JoinGroup yet
     finally:
         _close(consumer)

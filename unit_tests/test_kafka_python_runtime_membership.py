@@ -116,13 +116,16 @@ def test_a_recent_heartbeat_lets_the_member_read_through_the_rebalance() -> None
 
 
 def test_rebalance_in_progress_counts_as_an_accepted_heartbeat() -> None:
+    """REBALANCE_IN_PROGRESS is the broker counting the heartbeat: kafka-python requests the
+    rejoin and the heartbeat counts as successful (as kafka-python 3.0.4 and later count it)."""
     consumer = _rebalancing_member()
     coordinator = consumer._coordinator
     try:
-        with pytest.raises(Errors.RebalanceInProgressError):
-            coordinator._handle_heartbeat_response(
-                SimpleNamespace(error_code=Errors.RebalanceInProgressError.errno),
-                time.monotonic())
+        coordinator.rejoin_needed = False
+        assert coordinator._handle_heartbeat_response(
+            SimpleNamespace(error_code=Errors.RebalanceInProgressError.errno),
+            time.monotonic()) is None
+        assert coordinator.need_rejoin()
         assert _keeps_reading(coordinator)
     finally:
         _close(consumer)
@@ -215,3 +218,47 @@ def test_an_accepted_join_and_sync_confirm_the_membership() -> None:
         assert _keeps_reading(coordinator)  # until the next poll takes the result up
     finally:
         _close(consumer)
+
+
+def _blocks_while_held(lock: Any, call: Any) -> tuple[bool, bool]:
+    """Run ``call`` on another thread while ``lock`` is held: (finished while held, finished)."""
+    import threading
+
+    finished = threading.Event()
+    with lock:
+        def run() -> None:
+            call()
+            finished.set()
+
+        worker = threading.Thread(target=run, daemon=True)
+        worker.start()
+        early = finished.wait(0.3)
+    worker.join(5)
+    return early, finished.is_set()
+
+
+def test_what_the_io_thread_writes_is_read_under_kafka_pythons_coordinator_lock() -> None:
+    """kafka-python's IO thread changes the generation, the state and the membership under
+    the coordinator's own lock (BaseCoordinator._lock): the application thread's keep-reading
+    decision, the join fix's need_rejoin and the membership clock wait for it, so they never
+    see a change half made."""
+    consumer = _rebalancing_member()
+    coordinator = consumer._coordinator
+    try:
+        _heard_from(coordinator)
+        lock = coordinator._lock
+        assert _blocks_while_held(lock, coordinator.time_to_next_poll) == (False, True)
+        assert _blocks_while_held(lock, coordinator.need_rejoin) == (False, True)
+        assert _blocks_while_held(lock, lambda: _heard_from(coordinator)) == (False, True)
+    finally:
+        _close(consumer)
+
+
+def test_the_membership_clock_uses_the_lock_it_is_given() -> None:
+    import threading
+
+    lock = threading.RLock()
+    membership = MembershipClock(SESSION_MS, Clock(), lock=lock)
+    for call in (membership.surely_member, lambda: membership.confirm(1.0),
+                 membership.round_trip_started, membership.round_trip_ended):
+        assert _blocks_while_held(lock, call) == (False, True)

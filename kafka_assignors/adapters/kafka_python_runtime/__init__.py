@@ -105,7 +105,9 @@ def _join_name(qualified: str) -> bool:
     where, _, name = qualified.partition(".")
     return ((where == "ConsumerCoordinator" and name in join.NEEDS)
             or (where == "Generation" and name in join.GENERATION_NEEDS)
-            or (where == "Future" and name in join.TASK_NEEDS))
+            or (where == "Future" and name in join.TASK_NEEDS)
+            or (where == "SubscriptionState" and name in join.SUBSCRIPTION_NEEDS)
+            or qualified in join.PUBLIC_NEEDS)
 
 
 def kafka_python_version() -> str:

@@ -1,61 +1,51 @@
-"""Offset commits of one consumer, in flight: kept in order per partition, awaited before hand-over.
+"""Offset commits of one consumer in flight: what a retry may send, what a hand-over awaits.
 
-During a cooperative rebalance the runtime sends commits on a connection of their own
-(:func:`.cooperative._commit_node`), while the JoinGroup that hands partitions over and
-earlier commits go on the coordinator's connection. A broker answers one connection's
-requests in order, two connections in any order; so, without this, an asynchronous commit
-of a revoked partition could land after its new owner has fetched the committed offset
-(records read twice), and an older commit could overtake a newer one (the committed
-offset moves backwards). The Java consumer sends every group request on one connection,
-so neither can happen there. This tracker restores both guarantees:
+Every commit goes on kafka-python's one coordinator connection, where the broker answers
+requests in the order they were sent (as on the Java consumer), so a commit never overtakes an
+earlier one there. Two things are left to keep in order, both because the runtime retries an
+asynchronous commit that met the rebalance (kafka-python would drop it):
 
-* a commit is sent only when no earlier commit of one of its partitions is still waiting
-  to be sent, or in flight on the other connection;
-* before revoked partitions are handed over, the hand-over waits (bounded) for every
-  commit of them that was issued before, including ``commit_async`` calls an
+* a retry sends only the partitions no newer commit has been issued for since (the committed
+  offset never moves backwards);
+* revoked partitions are handed over (the follow-up JoinGroup) only once the commits of them
+  issued before have finished (bounded), including ``commit_async`` calls an
   ``on_partitions_revoked`` listener has just made and kafka-python has not yet started.
+
+``commit_async`` issues from the application's thread, sends run on kafka-python's IO thread:
+the tracker's state is guarded by its own lock (nothing of kafka-python is read under it).
 """
 
 from __future__ import annotations
 
 import itertools
 import threading
-from collections.abc import Collection, Hashable
+from collections.abc import Awaitable, Callable, Collection, Hashable
 from dataclasses import dataclass, field
 from typing import Any
 
 
 @dataclass(eq=False)
 class Commit:
-    """One commit request: its partitions, and where it went once it went."""
+    """One commit request: its partitions, and whether it finished."""
 
     seq: int
     partitions: frozenset[Hashable]
     offsets: Any  # the dict kafka-python passes on (identity links issue and send)
-    done: Any  # a kafka.future.Future, resolved when the commit finished either way
-    route: Hashable | None = None  # the connection it was sent on; None while unsent
-    started: bool = False
     asynchronous: bool = False  # issued by commit_async (kafka-python never retries those)
+    started: bool = False
+    done: bool = False
     #: each partition's newest commit before this one (restored if this one is withdrawn)
     previous: dict[Hashable, int] = field(default_factory=dict)
 
 
 class CommitTracker:
-    """The commits of one consumer that have not finished yet, in the order they were issued.
+    """The commits of one consumer that have not finished yet, in the order they were issued."""
 
-    ``commit_async`` issues from the application's thread, sends run on kafka-python's IO
-    thread: the list is guarded by a lock.
-    """
-
-    def __init__(self, new_future: Any) -> None:
-        self._new_future = new_future  # builds a kafka.future.Future
+    def __init__(self) -> None:
         self._seq = itertools.count()
         self._open: list[Commit] = []
         self._latest: dict[Hashable, int] = {}  # partition -> seq of its newest commit
         self._lock = threading.Lock()
-
-    def _prune(self) -> None:
-        self._open = [c for c in self._open if not c.done.is_done]
 
     def issued(self, offsets: Any, *, asynchronous: bool = False) -> Commit:
         """A commit is about to be scheduled: call before kafka-python schedules its send,
@@ -63,8 +53,7 @@ class CommitTracker:
         up; were it made later, the send would make an entry of its own, not marked
         asynchronous, and this one would count as newer and leave it nothing to retry)."""
         with self._lock:
-            self._prune()
-            commit = Commit(next(self._seq), frozenset(offsets), offsets, self._new_future(),
+            commit = Commit(next(self._seq), frozenset(offsets), offsets,
                             asynchronous=asynchronous)
             self._open.append(commit)
             for tp in commit.partitions:
@@ -85,34 +74,16 @@ class CommitTracker:
                     else:
                         del self._latest[tp]
 
-    def finish_with(self, commit: Commit, sent: Any) -> None:
-        """``commit`` is finished when ``sent`` (kafka-python's future of the scheduled send)
-        is, either way (also when it failed before it started)."""
-        sent.add_both(lambda _res: self.finish(commit))
-
     def start(self, offsets: Any) -> Commit:
         """A send begins: the commit issued with these very offsets, or a new one (sync)."""
         with self._lock:
             for commit in self._open:
-                if commit.offsets is offsets and not commit.started and not commit.done.is_done:
+                if commit.offsets is offsets and not commit.started:
                     commit.started = True
                     return commit
         commit = self.issued(offsets)
         commit.started = True
         return commit
-
-    def blockers(self, commit: Commit, route: Hashable) -> list[Commit]:
-        """Earlier unfinished commits of the same partitions that ``commit`` must not overtake
-        if sent on ``route``: unsent ones, and ones sent on another connection."""
-        with self._lock:
-            return [c for c in self._open
-                    if c.seq < commit.seq and not c.done.is_done
-                    and c.partitions & commit.partitions
-                    and (c.route is None or c.route != route)]
-
-    def sending(self, commit: Commit, route: Hashable | None) -> None:
-        """``commit`` goes out on ``route`` now (None: it waits to be sent again)."""
-        commit.route = route
 
     def still_newest(self, commit: Commit, offsets: Any) -> Any:
         """The part of ``offsets`` no newer commit has been issued for since ``commit``: what
@@ -121,32 +92,29 @@ class CommitTracker:
             return {tp: om for tp, om in offsets.items() if self._latest.get(tp) == commit.seq}
 
     def finish(self, commit: Commit) -> None:
-        if not commit.done.is_done:
-            commit.done.success(None)
         with self._lock:
-            self._prune()
+            commit.done = True
+            self._open = [c for c in self._open if not c.done]
 
     def covering(self, partitions: Collection[Hashable]) -> list[Commit]:
         """Unfinished commits that include any of ``partitions``."""
         wanted = frozenset(partitions)
         with self._lock:
-            return [c for c in self._open if not c.done.is_done and c.partitions & wanted]
+            return [c for c in self._open if c.partitions & wanted]
 
 
-async def wait_done(manager: Any, commits: list[Commit], timeout_s: float,
-                    clock: Any) -> bool:
-    """Wait until every one of ``commits`` finished, at most ``timeout_s``; True if they did."""
-    from kafka import errors as Errors
+#: How often a wait for commits looks at them again.
+WAIT_STEP_S = 0.005
 
+
+async def wait_done(sleep: Callable[[float], Awaitable[Any]], commits: list[Commit],
+                    timeout_s: float, clock: Callable[[], float]) -> bool:
+    """Wait until every one of ``commits`` finished, at most ``timeout_s`` (0: look once);
+    True if they did. ``sleep`` is kafka-python's event loop's (``_net.sleep``)."""
     deadline = clock() + timeout_s
-    for commit in commits:
+    while not all(c.done for c in commits):
         left = deadline - clock()
-        if commit.done.is_done:
-            continue
         if left <= 0:
             return False
-        try:
-            await manager.wait_for(commit.done, left * 1000)
-        except Errors.KafkaTimeoutError:
-            return False
-    return all(c.done.is_done for c in commits)
+        await sleep(min(WAIT_STEP_S, left))
+    return True

@@ -1,7 +1,7 @@
 """Joins that are never dropped, heartbeats through the rebalance: kafka-python's join, wrapped.
 
 kafka-python 3.0.x drives JoinGroup/SyncGroup in ``join_group_async`` as one cached task
-per round trip. Four things go wrong there, each fixed here by wrapping one of its own
+per round trip. These things go wrong there, each fixed here by wrapping one of its own
 methods on the coordinator instance (its join logic itself still runs, so upstream fixes
 reach our users):
 
@@ -12,7 +12,7 @@ reach our users):
 * a round trip that completed between two polls (or in the loop iteration in which the
   poll's wait timed out) is thrown away and a new JoinGroup sent (for a leader, a whole new
   rebalance), with its error, if it failed, never handled. Wrapped: ``join_group_async``
-  hands the finished task's outcome back to kafka-python's own loop through
+  hands the finished task back to kafka-python's own loop through
   ``_do_join_and_sync_async``, so kafka-python takes up the result, or handles the error,
   as if the round trip had just completed.
 * heartbeats stop when the join starts and come back only when a later poll takes up the
@@ -22,15 +22,28 @@ reach our users):
   SyncGroup and after it. Wrapped: ``_process_join_group_response`` enables heartbeats
   and ``stable()`` (which the heartbeat loop asks) counts that state as joined.
 * a result taken up after a heartbeat learned that the member was expelled would be
-  applied anyway. Wrapped: ``_on_join_complete_async`` drops it and rejoins, as Java's
-  ``joinGroupIfNeeded`` does when the generation was reset meanwhile.
+  applied anyway. Wrapped: ``_on_join_complete_async`` drops it, gives the partitions up
+  as lost before the poll that took it up can fetch them (Java runs ``onPartitionsLost``
+  before any fetch) and rejoins, as Java's ``joinGroupIfNeeded`` does when the generation
+  was reset meanwhile.
 * kafka-python 3.0.0 to 3.0.2 mark the coordinator dead on every error a heartbeat is
   answered with, REBALANCE_IN_PROGRESS included (fixed in 3.0.4, kafka-python #3082): a
   ``commit_async`` made then waits for a second coordinator lookup, the next poll starts the
   join meanwhile, and the commit is refused ("not part of an active group"), so the
-  partition's next owner re-reads what it covered. Wrapped: ``_failed_request`` leaves the
-  coordinator alone for an error that ``_handle_heartbeat_response`` raised from the broker's
-  answer (that method has already acted on it), as 3.0.4 does; a no-op on 3.0.4 and later.
+  partition's next owner re-reads what it covered. Wrapped: ``_handle_heartbeat_response``
+  returns normally for REBALANCE_IN_PROGRESS once kafka-python has acted on it (requested the
+  rejoin), so the heartbeat counts as successful, as 3.0.4 and later count it; the same
+  outcome on every release (an expelled member's ILLEGAL_GENERATION or UNKNOWN_MEMBER_ID still
+  marks the coordinator dead on 3.0.0 to 3.0.2: that member looks it up again as it rejoins).
+
+The same wrappers keep the :class:`~.membership.MembershipClock` (what the broker accepted
+from this member, and round trips pending) that :mod:`.cooperative` asks before reading
+through a rebalance.
+
+Threads: these wrappers run on kafka-python's IO thread, except ``need_rejoin`` and
+``request_rejoin``, which the application's thread calls too; the state they share is read
+and written under kafka-python's own coordinator lock (``BaseCoordinator._lock``, which
+kafka-python holds for its own state changes).
 
 Completion stays in ``poll()``, so rebalance listeners still run only while the application
 is inside a consumer call, as kafka-python and Java promise.
@@ -39,41 +52,76 @@ is inside a consumer call, as kafka-python and Java promise.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable, Coroutine
 from typing import Any
+
+from .membership import MembershipClock
 
 log = logging.getLogger("kafka_assignors")
 
 #: The coordinator attributes this module reads or wraps (checked before installing).
 NEEDS = (
-    "need_rejoin", "rejoining", "rejoin_needed", "_join_task", "_generation", "state",
-    "config", "join_group_async", "_do_join_and_sync_async", "_process_join_group_response",
-    "_on_join_prepare_async", "_on_join_complete_async", "_enable_heartbeat", "stable",
-    "request_rejoin", "reset_generation", "_rebalance_protocol", "_subscription",
-    "maybe_leave_group_async", "_assignors", "group_id", "_handle_heartbeat_response",
-    "_failed_request",
+    "need_rejoin", "rejoining", "_join_task", "_generation", "state", "config", "group_id",
+    "_lock", "_subscription", "_assignors", "_rebalance_protocol", "join_group_async",
+    "_do_join_and_sync_async", "_process_join_group_response", "_on_join_prepare_async",
+    "_on_join_complete_async", "_enable_heartbeat", "stable", "request_rejoin",
+    "_handle_heartbeat_response",
 )
 #: Attributes of kafka-python's task, generation and subscription objects read here.
-TASK_NEEDS = ("is_done", "succeeded", "value", "exception")
-GENERATION_NEEDS = ("is_lost", "generation_id", "member_id")
+TASK_NEEDS = ("is_done", "__await__")
+GENERATION_NEEDS = ("is_lost",)
+SUBSCRIPTION_NEEDS = ("assigned_partitions", "assign_from_subscribed")
 
-#: A prepare step (the pre-rebalance auto-commit, revocation listeners) gets at least this
-#: long even from a poll(timeout_ms=0): kafka-python would fail the commit after 0 ms.
-PREPARE_FLOOR_MS = 5_000
+#: kafka-python's public names used here ("module:attribute"; checked like the others), and
+#: the consumer configuration keys read (kafka-python's documented options).
+PUBLIC_NEEDS = (
+    "kafka.errors:RebalanceInProgressError", "kafka.coordinator.base:MemberState",
+    "kafka.coordinator.assignors.abstract:RebalanceProtocol", "kafka.future:Future",
+)
+CONFIG_KEYS = ("session_timeout_ms",)
+
+_STATE = "_kafka_assignors_join"
 
 
-def lost_mid_join(coordinator: Any) -> bool:
-    """True if a cooperative member still holds partitions although its generation is gone.
+def missing(coordinator: Any) -> tuple[str, ...]:
+    """The names this module needs that ``coordinator`` (and its objects) lack."""
+    lacking = _missing(coordinator, NEEDS)
+    if lacking:
+        return lacking
+    from kafka.future import Future
 
-    A cooperative member keeps its partitions (and, with this runtime, reads them) while
-    it rejoins; once the broker has reset its generation they may already be someone
-    else's. Eager members gave them all up in the prepare step already.
-    """
+    return (_missing(coordinator._generation, GENERATION_NEEDS, "Generation.")
+            + _missing(Future(), TASK_NEEDS, "Future.")
+            + _missing(coordinator._subscription, SUBSCRIPTION_NEEDS, "SubscriptionState.")
+            + public_missing(PUBLIC_NEEDS))
+
+
+def _missing(obj: Any, names: tuple[str, ...], prefix: str = "") -> tuple[str, ...]:
+    return tuple(prefix + name for name in names if not hasattr(obj, name))
+
+
+def public_missing(names: tuple[str, ...]) -> tuple[str, ...]:
+    """The ``module:attribute.path`` names of ``names`` this kafka-python lacks."""
+    import importlib
+
+    lacking = []
+    for name in names:
+        module, _, path = name.partition(":")
+        try:
+            obj: Any = importlib.import_module(module)
+            for part in path.split("."):
+                obj = getattr(obj, part)
+        except (ImportError, AttributeError):
+            lacking.append(name)
+    return tuple(lacking)
+
+
+def is_cooperative(coordinator: Any) -> bool:
+    """True if the consumer runs the cooperative protocol (kafka-python's choice)."""
     from kafka.coordinator.assignors.abstract import RebalanceProtocol
 
-    return bool(coordinator._rebalance_protocol == RebalanceProtocol.COOPERATIVE
-                and coordinator._generation.is_lost()
-                and coordinator._subscription.assigned_partitions())
+    return bool(coordinator._rebalance_protocol == RebalanceProtocol.COOPERATIVE)
 
 
 def generation_was_reset(generation: int, member_id: str) -> bool:
@@ -91,20 +139,40 @@ def forget_claims(coordinator: Any) -> None:
             assignor.forget_owned(coordinator)
 
 
-class _JoinState:
-    """Per coordinator: a finished round trip no poll has taken up, and where the join is."""
+class JoinState:
+    """Per coordinator: a finished round trip no poll has taken up, where the join is, and
+    what the broker accepted. Read and written under kafka-python's coordinator lock."""
 
-    def __init__(self) -> None:
+    def __init__(self, coordinator: Any) -> None:
+        self._coordinator = coordinator
         self.held: Any = None  # the finished task, replayed through kafka-python's loop
         self.completing = False  # JoinGroup answered, SyncGroup or its take-up pending
         self.rejoin_requested = False  # a rejoin was asked for while completing
+        self.join_answered_at = 0.0  # when the last JoinGroup answer was taken in
+        self.membership = MembershipClock(coordinator.config["session_timeout_ms"],
+                                          lock=coordinator._lock)
+
+    @property
+    def cooperative(self) -> bool:
+        return is_cooperative(self._coordinator)
+
+
+def state_of(coordinator: Any) -> JoinState:
+    """The join fix's state on ``coordinator`` (installed by :func:`install_join_fix`)."""
+    state: JoinState = getattr(coordinator, _STATE)
+    return state
 
 
 def install_join_fix(coordinator: Any) -> None:
     """Wrap kafka-python's join methods on this coordinator instance."""
+    from kafka import errors as Errors
     from kafka.coordinator.base import MemberState
 
-    state = _JoinState()
+    lock = coordinator._lock
+    state = JoinState(coordinator)
+    setattr(coordinator, _STATE, state)
+    membership = state.membership
+    subscription = coordinator._subscription
     original_need_rejoin: Callable[[], bool] = coordinator.need_rejoin
     original_join: Callable[..., Coroutine[Any, Any, bool]] = coordinator.join_group_async
     original_round_trip: Callable[[], Coroutine[Any, Any, Any]] = (
@@ -116,113 +184,133 @@ def install_join_fix(coordinator: Any) -> None:
         coordinator._on_join_prepare_async)
     original_complete: Callable[..., Coroutine[Any, Any, None]] = (
         coordinator._on_join_complete_async)
-    original_leave: Callable[..., Coroutine[Any, Any, None]] = (
-        coordinator.maybe_leave_group_async)
     original_heartbeat_response: Callable[..., Any] = coordinator._handle_heartbeat_response
-    original_failed_request: Callable[..., None] = coordinator._failed_request
-    answered: list[BaseException | None] = [None]  # the broker's answer to the last heartbeat
 
     def need_rejoin() -> bool:
         # a join already under way must be driven to its end by the next polls
-        return bool(original_need_rejoin() or coordinator.rejoining
-                    or coordinator._join_task is not None or state.held is not None)
+        with lock:
+            return bool(original_need_rejoin() or coordinator.rejoining
+                        or coordinator._join_task is not None or state.held is not None)
 
     async def join_group_async(timeout_ms: float | None = None) -> bool:
-        task = coordinator._join_task
-        if task is not None and task.is_done:
-            # kafka-python would drop it and send a new JoinGroup: hand it back instead
-            state.held, coordinator._join_task = task, None
+        with lock:
+            task = coordinator._join_task
+            if task is not None and task.is_done:
+                # kafka-python would drop it and send a new JoinGroup: hand it back instead
+                state.held, coordinator._join_task = task, None
         return await original_join(timeout_ms)
 
     async def do_join_and_sync() -> Any:
-        held, state.held = state.held, None
-        if held is None:
-            state.completing = state.rejoin_requested = False
+        with lock:
+            held, state.held = state.held, None
+            if held is None:
+                state.completing = state.rejoin_requested = False
+        if held is not None:
             try:
-                return await original_round_trip()
+                return await held  # its value, or its error for kafka-python's loop to handle
             except BaseException:
                 _after_failed_round_trip()
                 raise
-        if held.succeeded():
-            return held.value
-        _after_failed_round_trip()
-        raise held.exception
+        # the broker holds a member whose JoinGroup or SyncGroup is pending
+        membership.round_trip_started()
+        try:
+            assignment = await original_round_trip()
+        except BaseException:
+            _after_failed_round_trip()
+            raise
+        finally:
+            membership.round_trip_ended()
+        # the SyncGroup, accepted, was sent after the JoinGroup's answer was taken in
+        membership.confirm(state.join_answered_at)
+        return assignment
 
     def _after_failed_round_trip() -> None:
-        state.completing = False
-        if lost_mid_join(coordinator):
-            # expelled while rejoining: the partitions are lost, not kept; the prepare step
-            # runs again (on_partitions_lost) before the member joins as a new member
-            coordinator.rejoining = False
+        with lock:
+            state.completing = False
+            if (state.cooperative and coordinator._generation.is_lost()
+                    and subscription.assigned_partitions()):
+                # expelled while rejoining: the partitions are lost, not kept; the prepare
+                # step runs again (on_partitions_lost) before the member joins as a new member
+                coordinator.rejoining = False
 
     def process_join_group_response(response: Any, send_time: float) -> Any:
         joined = original_process_join(response, send_time)  # raises on an error
-        # COMPLETING_REBALANCE: heartbeat from here on, as Java's JoinGroup handler does
-        state.completing = True
+        with lock:
+            membership.confirm(send_time)
+            state.join_answered_at = time.monotonic()
+            # COMPLETING_REBALANCE: heartbeat from here on, as Java's JoinGroup handler does
+            state.completing = True
         coordinator._enable_heartbeat()
         return joined
 
     def stable() -> bool:
         # the heartbeat loop's question: heartbeats go on while the join completes
-        return bool(original_stable() or (
-            state.completing and coordinator.state is MemberState.REBALANCING))
+        with lock:
+            return bool(original_stable() or (
+                state.completing and coordinator.state is MemberState.REBALANCING))
 
     def request_rejoin() -> None:
-        if state.completing:
-            state.rejoin_requested = True  # kafka-python's take-up would clear it
-        original_request_rejoin()
+        with lock:
+            if state.completing:
+                state.rejoin_requested = True  # kafka-python's take-up would clear it
+            original_request_rejoin()
 
     async def on_join_prepare(generation: int, member_id: str,
                               timeout_ms: float | None = None) -> None:
-        lost = coordinator._generation.is_lost() and bool(
-            coordinator._subscription.assigned_partitions())
-        if timeout_ms is not None:
-            timeout_ms = max(timeout_ms, PREPARE_FLOOR_MS)
         try:
             await original_prepare(generation, member_id, timeout_ms=timeout_ms)
         finally:
-            if lost:
+            if coordinator._generation.is_lost():
+                # expelled, or left: the member joins as a new member and owns nothing
                 forget_claims(coordinator)
 
     async def on_join_complete(generation: int, member_id: str, protocol: str,
                                assignment: bytes) -> None:
-        completed, state.completing = state.completing, False
-        rejoin, state.rejoin_requested = state.rejoin_requested, False
+        with lock:
+            completed, state.completing = state.completing, False
+            rejoin, state.rejoin_requested = state.rejoin_requested, False
         if generation_was_reset(generation, member_id):
-            # a heartbeat learned meanwhile that the member was expelled: the assignment is
-            # someone else's by now (Java: "rebalance failed since the generation/state was
-            # modified by heartbeat thread")
-            log.info("group %s: dropping a join result taken up after the member lost its "
-                     "generation; rejoining", coordinator.group_id)
-            coordinator.reset_generation(member_id=coordinator._generation.member_id)
-            coordinator.rejoining = False  # prepare again: the owned partitions are lost
+            await _drop_stale_result()
             return
         await original_complete(generation, member_id, protocol, assignment)
         if rejoin and completed:
             original_request_rejoin()
 
-    async def maybe_leave_group_async(*args: Any, **kwargs: Any) -> None:
-        try:
-            await original_leave(*args, **kwargs)
-        finally:
-            forget_claims(coordinator)  # a member that left is a new member when it rejoins
+    async def _drop_stale_result() -> None:
+        # a heartbeat learned meanwhile that the member was expelled: the assignment is
+        # someone else's by now (Java: "rebalance failed since the generation/state was
+        # modified by heartbeat thread")
+        log.info("group %s: dropping a join result taken up after the member lost its "
+                 "generation; giving its partitions up as lost and rejoining",
+                 coordinator.group_id)
+        with lock:
+            coordinator.state = MemberState.UNJOINED
+            original_request_rejoin()
+            coordinator.rejoining = False
+        # kafka-python reports this join as done and the same poll() fetches next: the
+        # partitions go first (Java runs onPartitionsLost before any fetch)
+        if not subscription.assigned_partitions():
+            return
+        if state.cooperative:
+            # kafka-python's own lost path: on_partitions_lost, then nothing assigned
+            await coordinator._on_join_prepare_async(-1, "", timeout_ms=0)
+            with lock:
+                coordinator.rejoining = True  # prepared: the next round trip just joins
+        else:
+            # eager: on_partitions_revoked already ran for them in this rebalance's prepare
+            subscription.assign_from_subscribed([])
 
     def handle_heartbeat_response(response: Any, send_time: float) -> Any:
         try:
-            return original_heartbeat_response(response, send_time)
-        except BaseException as exc:  # an error code in the response, already acted on
-            answered[0] = exc
-            raise
-
-    def failed_request(node_id: Any, request: Any, error: BaseException) -> None:
-        if error is answered[0]:
-            # kafka-python 3.0.0-3.0.2 route the heartbeat's answer here too: the coordinator
-            # answered, so it is not dead (3.0.4's behaviour, kafka-python #3082)
-            answered[0] = None
-            log.debug("group %s: heartbeat answered with %s; the coordinator stays known",
-                      coordinator.group_id, type(error).__name__)
-            return
-        original_failed_request(node_id, request, error)
+            answer = original_heartbeat_response(response, send_time)
+        except Errors.RebalanceInProgressError:
+            # kafka-python has acted on it (a rejoin is requested) and the broker counted the
+            # heartbeat: a successful one, as 3.0.4 and later treat it (3.0.0 to 3.0.2 would
+            # also mark the coordinator dead, kafka-python #3082)
+            membership.confirm(send_time)
+            return None
+        membership.confirm(send_time)
+        return answer
 
     coordinator.need_rejoin = need_rejoin
     coordinator.join_group_async = join_group_async
@@ -232,6 +320,4 @@ def install_join_fix(coordinator: Any) -> None:
     coordinator.request_rejoin = request_rejoin
     coordinator._on_join_prepare_async = on_join_prepare
     coordinator._on_join_complete_async = on_join_complete
-    coordinator.maybe_leave_group_async = maybe_leave_group_async
     coordinator._handle_heartbeat_response = handle_heartbeat_response
-    coordinator._failed_request = failed_request

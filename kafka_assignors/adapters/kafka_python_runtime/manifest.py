@@ -20,23 +20,21 @@ REQUIREMENTS: tuple[tuple[str, tuple[str, ...]], ...] = (
                                                 + metrics.NEEDS))),
     ("Generation", join.GENERATION_NEEDS),
     ("Future", join.TASK_NEEDS),
-    ("SubscriptionState", cooperative.SUBSCRIPTION_NEEDS),
-    ("Heartbeat", cooperative.HEARTBEAT_NEEDS),
-    ("ClusterMetadata", cooperative.CLUSTER_NEEDS),
-    ("KafkaNetManager", cooperative.MANAGER_NEEDS),
-    ("OffsetCommitRequest", cooperative.COMMIT_REQUEST_FIELDS),
-    ("OffsetCommitRequestTopic", cooperative.COMMIT_TOPIC_FIELDS),
-    ("OffsetCommitRequestPartition", cooperative.COMMIT_PARTITION_FIELDS),
+    ("SubscriptionState", tuple(dict.fromkeys(join.SUBSCRIPTION_NEEDS
+                                              + cooperative.SUBSCRIPTION_NEEDS))),
+    ("KafkaNet", cooperative.NET_NEEDS),
 )
+#: kafka-python's public names the runtime uses ("module:attribute"), checked the same way.
+PUBLIC: tuple[str, ...] = tuple(dict.fromkeys(join.PUBLIC_NEEDS + cooperative.PUBLIC_NEEDS))
 
 
 def names() -> tuple[str, ...]:
-    """Every name, qualified by where it lives (``Generation.is_lost``), sorted."""
+    """Every internal name, qualified by where it lives (``Generation.is_lost``), sorted."""
     return tuple(sorted({f"{where}.{name}" for where, group in REQUIREMENTS for name in group}))
 
 
 def count() -> int:
-    """How many kafka-python names the runtime relies on."""
+    """How many kafka-python internal names the runtime relies on (not counting :data:`PUBLIC`)."""
     return len(names())
 
 
@@ -48,22 +46,12 @@ def _objects(coordinator: Any) -> dict[str, Any]:
         future: Any = Future()
     except ImportError:
         future = None
-    try:
-        from kafka.protocol.consumer import OffsetCommitRequest
-    except ImportError:
-        OffsetCommitRequest = None
-    topic = getattr(OffsetCommitRequest, "OffsetCommitRequestTopic", None)
     return {
         "ConsumerCoordinator": coordinator,
         "Generation": getattr(coordinator, "_generation", None),
         "Future": future,
         "SubscriptionState": getattr(coordinator, "_subscription", None),
-        "Heartbeat": getattr(coordinator, "heartbeat", None),
-        "ClusterMetadata": getattr(coordinator, "_cluster", None),
-        "KafkaNetManager": getattr(coordinator, "_manager", None),
-        "OffsetCommitRequest": OffsetCommitRequest,
-        "OffsetCommitRequestTopic": topic,
-        "OffsetCommitRequestPartition": getattr(topic, "OffsetCommitRequestPartition", None),
+        "KafkaNet": getattr(coordinator, "_net", None),
     }
 
 
@@ -75,7 +63,7 @@ def missing(coordinator: Any) -> tuple[str, ...]:
     for where, group in REQUIREMENTS:
         obj = objects[where]
         out.extend(f"{where}.{name}" for name in group if obj is None or not hasattr(obj, name))
-    return tuple(out)
+    return tuple(out) + join.public_missing(PUBLIC)
 
 
 def missing_in_installed() -> tuple[str, ...]:
