@@ -68,13 +68,12 @@ def _images(failures: list[str]) -> None:
 
 
 def _venvs(failures: list[str]) -> None:
-    from kafka_assignors.adapters.kafka_python_runtime import TESTED_VERSIONS
-
     from .client_venvs import KAFKA_PYTHON_2X, kafka_python_venv
     from .test_compat.client_envs import client_python
     from .test_compat.matrix import client_floor, installed
+    from .usage_matrix.kafka_python import OLDEST_KAFKA_PYTHON_3
 
-    for version in (*KAFKA_PYTHON_2X, TESTED_VERSIONS[0]):
+    for version in (*KAFKA_PYTHON_2X, OLDEST_KAFKA_PYTHON_3):
         _step(f"kafka-python {version} venv",
               lambda v=version: kafka_python_venv(v), failures)  # type: ignore[misc]
     for package in ("confluent-kafka", "aiokafka"):
