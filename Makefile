@@ -5,6 +5,9 @@
 #
 # Variables: DEMO_ARGS="--keep --strategy roundrobin", PYTEST_ARGS="-k smoke -x",
 # BOOTSTRAP_SERVERS=host:port (integration tests against an existing cluster).
+#
+# A release:
+#   make dist   sdist, wheel and broker plugin jar in dist/ (twine-checked, with sha256)
 
 SHELL := /bin/bash
 VENV := .venv
@@ -89,3 +92,16 @@ BENCH_ARGS ?=
 .PHONY: bench
 bench: venv
 	$(PY) -m benchmarks.assignors $(BENCH_ARGS)
+
+# --- release (issue 39) ---------------------------------------------------------------------
+# make dist: sdist, wheel and the broker plugin jar (named by version and Kafka API level) in
+# dist/, `twine check`ed, with their sha256 (scripts/dist.sh). make installed-test: the built
+# wheel installed with its extras into a fresh venv outside the checkout, its commands run there
+# (integration_tests/test_installed_wheel.py; part of make test's pytest run too).
+.PHONY: dist installed-test
+dist: venv
+	@scripts/dist.sh
+
+installed-test: bootstrap
+	$(PY) -m pytest integration_tests/test_installed_wheel.py --timeout=$(PYTEST_TIMEOUT) $(PYTEST_ARGS)
+# --- end of release ---------------------------------------------------------------------------
