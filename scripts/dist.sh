@@ -76,7 +76,8 @@ cp "$RECIPE_JARS/$JAR_NAME" "$OUT/"
 SDIST="$OUT/kafka_assignors-$VERSION.tar.gz"
 WHEEL="$OUT/kafka_assignors-$VERSION-py3-none-any.whl"
 [[ -s $SDIST && -s $WHEEL ]] || die "expected $SDIST and $WHEEL"
-"$PY" -m zipfile -l "$WHEEL" | grep -q "recipe/jars/$JAR_NAME" || die "the wheel lacks $JAR_NAME"
+"$PY" -c 'import sys, zipfile; sys.exit(sys.argv[2] not in zipfile.ZipFile(sys.argv[1]).namelist())' \
+    "$WHEEL" "kafka_assignors/embedded/recipe/jars/$JAR_NAME" || die "the wheel lacks $JAR_NAME"
 "$PY" -m twine check --strict "$SDIST" "$WHEEL" >&2 || die "twine check failed"
 (cd "$OUT" && sha256sum "${SDIST##*/}" "${WHEEL##*/}" "$JAR_NAME" >SHA256SUMS)
 say "artifacts in $OUT (sha256):"
