@@ -65,7 +65,7 @@ kafka-python-versions: venv
 # under ~/.cache/kafka-assignors/venvs/; the checkout is imported through PYTHONPATH).
 KAFKA_PYTHON_2X := 2.2.21 2.3.3
 KAFKA_PYTHON_2X_TESTS := unit_tests/test_kafka_python_versions.py unit_tests/test_user_data_ownership.py \
-	unit_tests/test_metrics_core.py
+	unit_tests/test_metrics_core.py unit_tests/test_cli_kafka_python_2.py
 .PHONY: unit-kafka-python-2
 unit-kafka-python-2: venv
 	@for v in $(KAFKA_PYTHON_2X); do echo "== unit tests on kafka-python $$v"; \

@@ -73,12 +73,25 @@ REQUIRES: dict[str, tuple[str, ...] | Callable[[argparse.Namespace], tuple[str, 
     "analyze": _SPARK,
     "report": ("pandas", "pyarrow", "matplotlib"),
 }
-#: Subcommands that build on kafka-python 3's internals.
-NEEDS_KAFKA_PYTHON_3: frozenset[str] = frozenset()
+#: Subcommands that build on kafka-python 3's internals (on 2.x they say so in one line):
+#: everything but sizing from given rates and the report.
+NEEDS_KAFKA_PYTHON_3: dict[str, bool | Callable[[argparse.Namespace], bool]] = {
+    "demo": True,
+    "explain": True,
+    "simulate": True,
+    "profile": True,
+    "evaluate": True,
+    "analyze": True,
+    "sizing": lambda args: bool(args.measure),
+}
 
 
 class CommandLineError(Exception):
     """A user's mistake found after parsing: one line, exit status 2."""
+
+
+class MissingDependency(Exception):
+    """The command needs a package that is not installed: one line, exit status 1."""
 
 
 class Parser(argparse.ArgumentParser):
@@ -125,13 +138,16 @@ def setup_logging(level: str) -> None:
         logging.getLogger("testcontainers").setLevel(logging.WARNING)
 
 
-def install_hint(module: str) -> str:
-    """What to install for a missing module: ``pip install 'kafka-assignors[spark]'``."""
-    top = module.split(".")[0]
-    extra = EXTRA_OF_MODULE.get(top)
-    if extra is None:
-        return f"pip install {top}"
-    return f"pip install 'kafka-assignors[{extra}]'"
+def install_hint(*modules: str) -> str:
+    """What to install for missing modules: ``pip install 'kafka-assignors[spark]'``."""
+    tops = [m.split(".")[0] for m in modules]
+    extras = {EXTRA_OF_MODULE[t] for t in tops if t in EXTRA_OF_MODULE}
+    if "spark" in extras:
+        extras.discard("yaml")  # the spark extra brings PyYAML too
+    others = [t for t in tops if t not in EXTRA_OF_MODULE]
+    hints = [f"pip install 'kafka-assignors[{','.join(sorted(extras))}]'"] if extras else []
+    hints += [f"pip install {t}" for t in others]
+    return " and ".join(hints)
 
 
 def _kafka_python_major() -> int | None:
@@ -144,17 +160,17 @@ def _kafka_python_major() -> int | None:
 
 
 def check_requirements(args: argparse.Namespace) -> None:
-    """Raise CommandLineError naming what to install when a command lacks a dependency."""
+    """Raise MissingDependency naming what to install when a command lacks a dependency."""
+    needs_3 = NEEDS_KAFKA_PYTHON_3.get(args.command, False)
+    if (needs_3(args) if callable(needs_3) else needs_3) and (_kafka_python_major() or 3) < 3:
+        raise MissingDependency(_needs_kafka_python_3())
     needed = REQUIRES.get(args.command, ())
     modules = needed(args) if callable(needed) else needed
     missing = [m for m in modules if importlib.util.find_spec(m) is None]
     if missing:
-        hints = list(dict.fromkeys(install_hint(m) for m in missing))
-        raise CommandLineError(
-            f"this needs {', '.join(missing)}, not installed here: {' and '.join(hints)}"
+        raise MissingDependency(
+            f"this needs {', '.join(missing)}, not installed here: {install_hint(*missing)}"
         )
-    if args.command in NEEDS_KAFKA_PYTHON_3 and (_kafka_python_major() or 3) < 3:
-        raise CommandLineError(_needs_kafka_python_3())
 
 
 def _needs_kafka_python_3() -> str:
@@ -180,6 +196,8 @@ def run_command(args: argparse.Namespace) -> int:
         return int(args.func(args))
     except CommandLineError as exc:
         return _fail(command, str(exc), 2)
+    except MissingDependency as exc:
+        return _fail(command, str(exc), 1)
     except KeyboardInterrupt:
         log.error("interrupted")
         return 130

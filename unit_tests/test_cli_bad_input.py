@@ -180,3 +180,23 @@ def test_python_dash_m_runs_the_command_line() -> None:
                          capture_output=True, text=True, timeout=60, check=False)
     assert bad.returncode == 2
     assert bad.stderr.count("\n") == 1 and "--members" in bad.stderr, bad.stderr
+
+
+def test_a_missing_extra_is_named_with_its_pip_install(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without PyYAML, a YAML group file and the Spark commands name the pip install to run."""
+    monkeypatch.setitem(sys.modules, "yaml", None)  # import yaml -> ModuleNotFoundError
+    path = tmp_path / "g.yaml"
+    path.write_text("topics: {a: 2}\n")
+    assert main(["simulate", "--file", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "pip install 'kafka-assignors[yaml]'" in err and err.count("\n") == 1, err
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == "pyspark" else real(name, *a))
+    assert main(["profile", "--topic", "t", "--bootstrap", "127.0.0.1:9"]) == 1
+    err = capsys.readouterr().err
+    assert "pip install 'kafka-assignors[spark]'" in err and err.count("\n") == 1, err
