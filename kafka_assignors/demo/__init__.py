@@ -306,6 +306,9 @@ _PROGRESS = re.compile(
     r"(?P<running>\d+) running \((?P<secs>\d+) s\)$"
 )
 BAR_WIDTH = 30
+#: The pipeline command's own error lines (``kafka-assignors analyze: error: ...``); other
+#: lines of Spark's workers (their logs included) stay in the log.
+_COMMAND_ERROR = re.compile(r"^kafka-assignors [a-z-]+: (error|warning): ")
 
 
 class _PipelineOutput:
@@ -354,7 +357,7 @@ class _PipelineOutput:
                 )
                 self.err.flush()
                 self.bar = True
-            elif found or line.startswith(("[kafka-assignors]", "kafka-assignors")):
+            elif found or line.startswith("[kafka-assignors]") or _COMMAND_ERROR.match(line):
                 self._end_bar()
                 self.err.write(line)
                 self.err.flush()
