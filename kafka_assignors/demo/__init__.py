@@ -71,7 +71,9 @@ def add_parser(subparsers: Any) -> None:
         "--keep", action="store_true", help="leave the topics and the broker container running"
     )
     parser.add_argument(
-        "--short", action="store_true", help="2 s pauses after each rebalance"
+        "--short",
+        action="store_true",
+        help="a shorter run (2 s of watching after each rebalance); still ends with the report",
     )
     parser.add_argument(
         "--no-report", action="store_true", help="skip the pipeline (profile/evaluate/report)"
