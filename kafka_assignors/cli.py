@@ -201,6 +201,12 @@ def run_command(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         log.error("interrupted")
         return 130
+    except BrokenPipeError:
+        # the reader went away (`... | head`): nothing more to say, and nowhere to say it
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
     except ModuleNotFoundError as exc:
         log.debug("missing module", exc_info=True)
         name = exc.name or ""

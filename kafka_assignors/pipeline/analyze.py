@@ -172,8 +172,8 @@ def run_analyze_command(args: argparse.Namespace) -> int:
     origins = {
         "producer": _rate_origin(args.producer_rate, "--producer-rate"),
         "consumer": _rate_origin(args.consumer_rate, "--consumer-rate"),
-        "growth": _factor_origin(args.growth, "--growth", "1: no growth"),
-        "headroom": _factor_origin(args.headroom, "--headroom", "1.5"),
+        "growth": _factor_origin(args.growth, "--growth", "1x (no growth)"),
+        "headroom": _factor_origin(args.headroom, "--headroom", "1.5x"),
     }
     growth = args.growth if args.growth is not None else 1.0
     room = args.headroom if args.headroom is not None else 1.5
@@ -228,7 +228,7 @@ def _factor_origin(given: float | None, flag: str, default: str) -> Any:
 
     if given is not None:
         return Origin(GIVEN, flag)
-    return Origin(ASSUMED, f"not given ({flag}): {default}")
+    return Origin(ASSUMED, f"the default, {default}; {flag} sets it")
 
 
 def _rate_origin(given: float | None, flag: str) -> Any:

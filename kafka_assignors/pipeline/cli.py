@@ -327,10 +327,10 @@ def run_sizing_command(args: argparse.Namespace) -> int:
         "consumer": Origin(GIVEN, "--consumer-rate"),
         "headroom": Origin(GIVEN, "--headroom")
         if args.headroom is not None
-        else Origin(ASSUMED, "not given (--headroom): 1.5"),
+        else Origin(ASSUMED, "the default, 1.5x; --headroom sets it"),
         "growth": Origin(GIVEN, "--growth")
         if args.growth is not None
-        else Origin(ASSUMED, "not given (--growth): 1, no growth"),
+        else Origin(ASSUMED, "the default, 1x (no growth); --growth sets it"),
         "target": Origin(GIVEN, "--target"),
     }
     extra: list[Any] = []
