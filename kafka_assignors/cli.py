@@ -215,6 +215,8 @@ def run_command(args: argparse.Namespace) -> int:
         return _fail(command, f"this needs {name}, not installed here: {install_hint(name)}", 1)
     except Exception as exc:
         log.debug("%s failed", command, exc_info=True)
+        if isinstance(exc, _input_errors()):
+            return _fail(command, str(exc), 2)
         if (_kafka_python_major() or 3) < 3 and _from_kafka_python(exc):
             return _fail(command, _needs_kafka_python_3(), 1)
         detail = str(exc) or type(exc).__name__
@@ -223,6 +225,24 @@ def run_command(args: argparse.Namespace) -> int:
             f"{type(exc).__name__}: {detail} (--log-level DEBUG shows where)",
             1,
         )
+
+
+#: Errors about a file or name the user gave (a grid, a profile, an assignor): exit 2.
+_INPUT_ERRORS = (
+    ("kafka_assignors.simulator.grid", "GridError"),
+    ("kafka_assignors.load.profile", "LoadProfileError"),
+    ("kafka_assignors.simulator.registry", "UnknownAssignorError"),
+)
+
+
+def _input_errors() -> tuple[type[BaseException], ...]:
+    """The classes of :data:`_INPUT_ERRORS` whose modules are loaded (none is imported here)."""
+    found = []
+    for module, name in _INPUT_ERRORS:
+        cls = getattr(sys.modules.get(module), name, None)
+        if isinstance(cls, type) and issubclass(cls, BaseException):
+            found.append(cls)
+    return tuple(found)
 
 
 def _from_kafka_python(exc: BaseException) -> bool:

@@ -200,3 +200,22 @@ def test_a_missing_extra_is_named_with_its_pip_install(
     assert main(["profile", "--topic", "t", "--bootstrap", "127.0.0.1:9"]) == 1
     err = capsys.readouterr().err
     assert "pip install 'kafka-assignors[spark]'" in err and err.count("\n") == 1, err
+
+
+def test_files_that_are_not_what_they_claim_are_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A profile that is not JSON and a grid that is not a mapping: one line, exit 2."""
+    bad_profile = tmp_path / "profile.json"
+    bad_profile.write_text("{not json")
+    bad_grid = tmp_path / "grid.yaml"
+    bad_grid.write_text("- just\n- a list\n")
+    for argv, named in (
+        (["simulate", "--profile", str(bad_profile)], "profile.json"),
+        (["sizing", "--profile", str(bad_profile), "--producer-rate", "1M",
+          "--consumer-rate", "1M", "--out", str(tmp_path / "s.json")], "profile.json"),
+        (["evaluate", "--scenarios", str(bad_grid)], "grid.yaml"),
+    ):
+        assert main(argv) == 2, argv
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and named in err and "Traceback" not in err, err
