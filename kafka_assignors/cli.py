@@ -23,7 +23,9 @@ import argparse
 import importlib
 import importlib.util
 import logging
+import os
 import sys
+import traceback
 from collections.abc import Callable, Sequence
 from typing import NoReturn
 
@@ -39,6 +41,9 @@ SUBCOMMANDS: tuple[str, ...] = (
 LOG_FORMAT = "%(asctime)s %(levelname)-7s %(name)s: %(message)s"
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
 PROG = "kafka-assignors"
+#: Set (to anything) to print the traceback of an unexpected error too: the demo sets it for
+#: its pipeline step, whose output goes to a log file.
+TRACEBACK_ENV = "KAFKA_ASSIGNORS_TRACEBACK"
 
 #: The extra that brings each optional top-level module.
 EXTRA_OF_MODULE = {
@@ -203,8 +208,6 @@ def run_command(args: argparse.Namespace) -> int:
         return 130
     except BrokenPipeError:
         # the reader went away (`... | head`): nothing more to say, and nowhere to say it
-        import os
-
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
     except ModuleNotFoundError as exc:
@@ -219,6 +222,8 @@ def run_command(args: argparse.Namespace) -> int:
             return _fail(command, str(exc), 2)
         if (_kafka_python_major() or 3) < 3 and _from_kafka_python(exc):
             return _fail(command, _needs_kafka_python_3(), 1)
+        if os.environ.get(TRACEBACK_ENV):
+            traceback.print_exc()
         detail = str(exc) or type(exc).__name__
         return _fail(
             command,

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import re
 import subprocess
 import sys
@@ -380,8 +381,10 @@ def _run_filtered(
     with open(log_path, "w", encoding="utf-8", errors="replace") as log_file:
         shown = _PipelineOutput(sys.stdout, sys.stderr, log_file, tty=sys.stderr.isatty(),
                                 held=held)
+        # an unexpected error's traceback goes to the log (the demo shows its tail)
+        env = {**os.environ, "KAFKA_ASSIGNORS_TRACEBACK": "1"}
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                errors="replace")
+                                errors="replace", env=env)
         assert proc.stdout is not None and proc.stderr is not None
 
         def copy(stream: Any, show: Any) -> None:
