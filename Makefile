@@ -6,6 +6,9 @@
 #
 # Variables: DEMO_ARGS="--keep --strategy roundrobin", PYTEST_ARGS="-k smoke -x",
 # BOOTSTRAP_SERVERS=host:port (integration tests against an existing cluster).
+#
+# A release:
+#   make dist   sdist, wheel and broker plugin jar in dist/ (twine-checked, with sha256)
 
 SHELL := /bin/bash
 VENV := .venv
@@ -63,7 +66,7 @@ kafka-python-versions: venv
 # under ~/.cache/kafka-assignors/venvs/; the checkout is imported through PYTHONPATH).
 KAFKA_PYTHON_2X := 2.2.21 2.3.3
 KAFKA_PYTHON_2X_TESTS := unit_tests/test_kafka_python_versions.py unit_tests/test_user_data_ownership.py \
-	unit_tests/test_metrics_core.py
+	unit_tests/test_metrics_core.py unit_tests/test_cli_kafka_python_2.py
 .PHONY: unit-kafka-python-2
 unit-kafka-python-2: venv
 	@for v in $(KAFKA_PYTHON_2X); do echo "== unit tests on kafka-python $$v"; \
@@ -105,3 +108,16 @@ docs: venv
 docs-check: venv
 	$(VENV)/bin/mkdocs build --strict --site-dir site
 	$(VENV)/bin/lint-imports
+
+# --- release (issue 39) ---------------------------------------------------------------------
+# make dist: sdist, wheel and the broker plugin jar (named by version and Kafka API level) in
+# dist/, `twine check`ed, with their sha256 (scripts/dist.sh). make installed-test: the built
+# wheel installed with its extras into a fresh venv outside the checkout, its commands run there
+# (integration_tests/test_installed_wheel.py; part of make test's pytest run too).
+.PHONY: dist installed-test
+dist: venv
+	@scripts/dist.sh
+
+installed-test: bootstrap
+	$(PY) -m pytest integration_tests/test_installed_wheel.py --timeout=$(PYTEST_TIMEOUT) $(PYTEST_ARGS)
+# --- end of release ---------------------------------------------------------------------------

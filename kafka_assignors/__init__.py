@@ -6,6 +6,7 @@ Importing this package never imports Spark, Docker or Testcontainers.
 
 from __future__ import annotations
 
+from ._version import __version__
 from .adapters.kafka_python import KafkaPythonAssignor
 from .adapters.kafka_python_fixes import patch_rejoin_hang
 from .assignors.balanced_sticky import BalancedStickyAssignor, CooperativeBalancedStickyAssignor
@@ -20,8 +21,6 @@ from .custom import make_assignor
 from .load.live_lag import LiveLag
 from .load.profile_topic import ProfileTopic
 from .load.sources import FixedWeights, FunctionWeights, ProfileFile, WeightSource
-
-__version__ = "0.1.0.dev0"
 
 __all__ = [
     "Assignment",

@@ -17,6 +17,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
+from ._cli_args import count, existing_file, topics_spec, weights_spec
+
 DEFAULT_ASSIGNORS = ("range", "cooperative-sticky", "cooperative-balanced-sticky")
 FIGURES = (
     ("step", "step", "{}"),
@@ -29,7 +31,7 @@ FIGURES = (
     ("rounds", "rounds", "{}"),
     ("rack_locality", "rack-local", "{:.2f}"),
     ("copartition_violations", "co-part", "{}"),
-    ("seconds", "ms", "{:.1f}"),
+    ("ms", "ms", "{:.1f}"),
 )
 
 
@@ -44,17 +46,29 @@ def add_parser(subparsers: Any) -> None:
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("--topics", help="TOPIC:PARTITIONS[,...], e.g. orders:12,payments:6")
-    p.add_argument("--members", type=int, help="group members (default 3)")
+    p.add_argument(
+        "--topics", type=topics_spec, help="TOPIC:PARTITIONS[,...], e.g. orders:12,payments:6"
+    )
+    p.add_argument("--members", type=count, help="group members, at least 1 (default 3)")
     p.add_argument(
         "--subscriptions",
         help="all | unequal | halves, or explicit per-member topic lists separated by ';' "
         "(cycled), e.g. 'orders,payments;orders'",
     )
-    p.add_argument("--weights", help="uniform | zipf:S | hot:SHARE | lognormal:SIGMA")
-    p.add_argument("--racks", type=int, help="racks (members and replicas spread over them)")
-    p.add_argument("--profile", type=Path, help="measured load profile JSON (counts and weights)")
-    p.add_argument("--file", type=Path, help="YAML/JSON group description (keys as the options)")
+    p.add_argument(
+        "--weights",
+        type=weights_spec,
+        help="uniform (default) | zipf:S | hot:SHARE | lognormal:SIGMA, e.g. zipf:1.2",
+    )
+    p.add_argument(
+        "--racks", type=count, help="racks, at least 1 (members and replicas spread over them)"
+    )
+    p.add_argument(
+        "--profile", type=existing_file, help="measured load profile JSON (counts and weights)"
+    )
+    p.add_argument(
+        "--file", type=existing_file, help="YAML/JSON group description (keys as the options)"
+    )
     p.add_argument(
         "--assignor",
         action="append",
@@ -71,7 +85,11 @@ def add_parser(subparsers: Any) -> None:
         "scale-in N, add-partitions [TOPIC] N|+N, rebalance, random N; repeatable",
     )
     p.add_argument("--seed", type=int, default=0, help="seed for weights and churn (0)")
-    p.add_argument("--json", action="store_true", help="one JSON object on stdout")
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help="one JSON object on stdout (times in milliseconds, key 'ms', as in the text)",
+    )
     p.set_defaults(func=run)
 
 
@@ -84,9 +102,16 @@ def _read_file(path: Path) -> dict[str, Any]:
         if path.suffix.lower() == ".json":
             data = json.loads(text)
         else:
-            import yaml
-
+            try:
+                import yaml
+            except ModuleNotFoundError:
+                raise SimulateError(
+                    f"--file {path}: reading YAML needs PyYAML: pip install "
+                    "'kafka-assignors[yaml]' (or describe the group in a .json file)"
+                ) from None
             data = yaml.safe_load(text)
+    except SimulateError:
+        raise
     except Exception as exc:
         raise SimulateError(f"{path}: {exc}") from None
     if not isinstance(data, dict):
@@ -143,12 +168,10 @@ def build(settings: Mapping[str, Any], seed: int = 0) -> tuple[Any, list[str]]:
         topics = parse_topics(settings["topics"])
     else:
         raise SimulateError("describe the topics: --topics orders:12,... or --profile FILE")
-    n = int(settings.get("members") or 3)
-    if n < 1:
-        raise SimulateError("--members must be at least 1")
+    n = _setting_count(settings, "members", 3)
     names = sorted(topics)
     pattern = str(settings.get("subscriptions") or "all")
-    racks = tuple(f"rack-{i}" for i in range(int(settings.get("racks") or 0)))
+    racks = tuple(f"rack-{i}" for i in range(_setting_count(settings, "racks", 0)))
     explicit = _explicit(pattern, topics) if pattern not in ("all", "unequal", "halves") else None
 
     def member(i: int) -> SimMember:
@@ -158,7 +181,12 @@ def build(settings: Mapping[str, Any], seed: int = 0) -> tuple[Any, list[str]]:
     members = tuple(member(i) for i in range(n))
     try:
         if weights is None:
-            weights = make_weights(str(settings.get("weights") or "uniform"), topics, seed)
+            spec = str(settings.get("weights") or "uniform")
+            try:
+                weights_spec(spec)
+            except argparse.ArgumentTypeError as exc:
+                raise SimulateError(f"weights: {exc}") from None
+            weights = make_weights(spec, topics, seed)
         churn = [str(c) for c in settings.get("churn") or ()]
         events = expand_events(churn, members, topics, member, seed=seed)
     except (GridError, ValueError) as exc:
@@ -166,6 +194,16 @@ def build(settings: Mapping[str, Any], seed: int = 0) -> tuple[Any, list[str]]:
     assignors = [str(a) for a in settings.get("assignors") or DEFAULT_ASSIGNORS]
     scenario = Scenario("simulate", topics, members, events, weights, racks)
     return scenario, assignors
+
+
+def _setting_count(settings: Mapping[str, Any], key: str, default: int) -> int:
+    """A count from the options or the file: absent -> ``default``; else a whole number >= 1."""
+    value = settings.get(key)
+    if value is None:
+        return default
+    if isinstance(value, bool) or not str(value).strip().isdigit() or int(value) < 1:
+        raise SimulateError(f"{key}: expected a whole number at least 1, got {value!r}")
+    return int(value)
 
 
 def _explicit(pattern: str, topics: Mapping[str, int]) -> list[tuple[str, ...]]:
@@ -190,7 +228,8 @@ def simulate_all(scenario: Any, assignors: Sequence[str]) -> list[dict[str, Any]
         rows = []
         for s in steps:
             row = s.row()
-            row["seconds"] = round(s.seconds * 1000, 3)  # shown as ms
+            row.pop("seconds", None)
+            row["ms"] = round(s.seconds * 1000, 3)  # milliseconds, in the text and the JSON
             row["assignment"] = s.assignment or {}
             rows.append(row)
         results.append({"assignor": name, "steps": rows})

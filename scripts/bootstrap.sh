@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Prepares this checkout for `make test` and `make demo`; idempotent and fast when done.
 #
-#   1. .venv/ (Python >= 3.11) with `pip install -e '.[dev,spark,confluent,aiokafka]'`,
-#      re-run only when pyproject.toml changed since the last install (stamp file).
+#   1. .venv/ (Python >= 3.11) with `pip install -e '.[EXTRAS]' --group dev` (the package with
+#      every extra, and the development tools of pyproject.toml's PEP 735 dependency groups;
+#      pip is upgraded to >= 25.1 in the venv first, for --group), re-run only when
+#      pyproject.toml changed since the last install (stamp file).
 #   2. The Docker engine (scripts/ensure-docker.sh: installs/starts it when needed).
 #   3. Java >= 17 for Spark (Debian's openjdk-17-jre-headless when missing), and Debian's
 #      Chromium with its chromedriver for the report's browser test.
@@ -28,7 +30,8 @@ source "$ROOT/scripts/lib.sh"
 WITH_DOCKER=1
 [[ "${1:-}" == "--no-docker" ]] && WITH_DOCKER=0
 
-EXTRAS="dev,spark,confluent,aiokafka"
+EXTRAS="embedded,prometheus,otel,yaml,spark,confluent,aiokafka"
+DEV_GROUPS="dev"
 VENV="$ROOT/.venv"
 STAMP="$VENV/.kafka-assignors-installed"
 
@@ -45,12 +48,38 @@ if [[ ! -x "$VENV/bin/python" ]]; then
     "$PY" -m venv "$VENV" || { rm -rf "$VENV"; die "could not create .venv with $PY"; }
 fi
 
-want=$( (cat pyproject.toml; echo "extras=$EXTRAS") | sha256sum | cut -c1-16)
+# The requirements of pyproject.toml's dependency groups (PEP 735, include-group resolved),
+# one a line: for a pip without --group.
+group_requirements() {
+    "$VENV/bin/python" - "$@" <<'PY'
+import sys, tomllib
+groups = tomllib.load(open("pyproject.toml", "rb"))["dependency-groups"]
+def expand(name, seen=()):
+    for item in groups[name]:
+        if isinstance(item, dict):
+            if item["include-group"] not in seen:
+                yield from expand(item["include-group"], (*seen, name))
+        else:
+            yield item
+for name in sys.argv[1:]:
+    print("\n".join(dict.fromkeys(expand(name))))
+PY
+}
+
+want=$( (cat pyproject.toml; echo "extras=$EXTRAS groups=$DEV_GROUPS") | sha256sum | cut -c1-16)
 if [[ ! -f "$STAMP" || "$(cat "$STAMP")" != "$want" ]]; then
-    say "installing the package and its extras into .venv (pyproject.toml changed or first run) ..."
+    say "installing the package, its extras and the development tools into .venv (pyproject.toml changed or first run) ..."
     t0=$SECONDS
-    "$VENV/bin/python" -m pip install -q --disable-pip-version-check -e ".[$EXTRAS]" \
-        || die "pip install failed"
+    pip=("$VENV/bin/python" -m pip --disable-pip-version-check)
+    # pip >= 25.1 installs dependency groups (--group); an older one gets them listed.
+    "${pip[@]}" install -q 'pip>=25.1' || say "could not upgrade pip; listing the groups instead"
+    group_args=()
+    if "${pip[@]}" install --help | grep -q -- '--group'; then
+        for g in $DEV_GROUPS; do group_args+=(--group "$g"); done
+    else
+        mapfile -t group_args < <(group_requirements $DEV_GROUPS)
+    fi
+    "${pip[@]}" install -q -e ".[$EXTRAS]" "${group_args[@]}" || die "pip install failed"
     echo "$want" >"$STAMP"
     say "installed in $((SECONDS - t0)) s"
 fi

@@ -3,7 +3,7 @@
 # what it needs first: Maven and a Java 17 JDK (Debian's maven, openjdk-17-jdk-headless).
 #
 #   scripts/broker-assignor.sh test      unit, fuzz and equivalence tests (make test runs this)
-#   scripts/broker-assignor.sh package   also writes broker-assignor/target/kafka-assignors-broker-*.jar
+#   scripts/broker-assignor.sh package   also writes broker-assignor/target/kafka-assignors-broker-VERSION.jar
 #
 # Maven keeps what it downloads in ~/.m2: the first run fetches the Kafka api, JUnit and the
 # plugins from Maven Central (about a minute), later runs only compile and test (~10 s).
@@ -30,7 +30,11 @@ t0=$SECONDS
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 # -q: only failures are printed; the test reports are in broker-assignor/target/surefire-reports
-if ! timeout 900 mvn -B -q -f "$ROOT/broker-assignor/pom.xml" "$goal" >"$log" 2>&1; then
+# The jar's version is the package's (kafka_assignors/_version.py, the one place it is written).
+version=$(sed -n 's/^__version__ = "\(.*\)"$/\1/p' "$ROOT/kafka_assignors/_version.py")
+[[ -n $version ]] || die "no __version__ in kafka_assignors/_version.py"
+if ! timeout 900 mvn -B -q -f "$ROOT/broker-assignor/pom.xml" "$goal" "-Drevision=$version" \
+        >"$log" 2>&1; then
     grep -vE '^\s+at |^\[ERROR\] *$' "$log" | head -n 60 >&2
     die "mvn $goal failed (reports: broker-assignor/target/surefire-reports)"
 fi

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Mapping
+from pathlib import Path
 
 import pytest
 from kafka.protocol.consumer.metadata import (
@@ -348,7 +349,9 @@ def test_spark_gets_the_same_security_settings_as_java_properties(tmp_path: obje
         java_properties({"ssl_certfile": "/c.pem"})
 
 
-def test_pipeline_commands_take_the_security_options(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_pipeline_commands_take_the_security_options(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     """profile and analyze parse explain's options; the kafka-python side gets the keywords."""
     from kafka_assignors.cli import build_parser
     from kafka_assignors.pipeline import options
@@ -363,8 +366,10 @@ def test_pipeline_commands_take_the_security_options(monkeypatch: pytest.MonkeyP
             "security_protocol": "SASL_PLAINTEXT", "sasl_mechanism": "PLAIN",
             "sasl_plain_username": "u", "sasl_plain_password": "p",
         }
+    certfile = tmp_path / "c.pem"
+    certfile.write_text("")
     bad = parser.parse_args(["profile", "--bootstrap", "b", "--topic", "t", "--ssl-certfile",
-                             "/c.pem"])
+                             str(certfile)])
     with pytest.raises(SystemExit) as exit_info:
         options.security(bad)
     assert exit_info.value.code == 2

@@ -30,12 +30,16 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
+import re
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
+from .._cli_args import bootstrap_servers, non_negative, positive
 from .phases import STRATEGIES
 
 log = logging.getLogger(__name__)
@@ -59,13 +63,18 @@ def add_parser(subparsers: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument(
-        "--bootstrap", metavar="HOST:PORT[,...]", help="use this existing cluster (no Docker)"
+        "--bootstrap",
+        type=bootstrap_servers,
+        metavar="HOST:PORT[,...]",
+        help="use this existing cluster (no Docker)",
     )
     parser.add_argument(
         "--keep", action="store_true", help="leave the topics and the broker container running"
     )
     parser.add_argument(
-        "--short", action="store_true", help="2 s pauses after each rebalance"
+        "--short",
+        action="store_true",
+        help="a shorter run (2 s of watching after each rebalance); still ends with the report",
     )
     parser.add_argument(
         "--no-report", action="store_true", help="skip the pipeline (profile/evaluate/report)"
@@ -78,22 +87,30 @@ def add_parser(subparsers: Any) -> None:
         help=f"phases to run, in order; repeatable. Known: {', '.join(STRATEGIES)}, "
         "or any kafka-python name / module:Attr (default: the first two)",
     )
-    parser.add_argument("--rate", type=float, default=120.0, help="records/s produced (120)")
     parser.add_argument(
-        "--dwell", type=float, help="seconds to watch after each rebalance (4; --short 2)"
+        "--rate", type=positive, default=120.0, help="records/s produced, above 0 (120)"
     )
     parser.add_argument(
-        "--timeout", type=float, default=60.0, help="seconds to wait for each rebalance (60)"
+        "--dwell", type=non_negative, help="seconds to watch after each rebalance (4; --short 2)"
+    )
+    parser.add_argument(
+        "--timeout",
+        type=positive,
+        default=60.0,
+        help="seconds to wait for each rebalance, above 0 (60)",
     )
     parser.add_argument(
         "--report-dir", type=Path, default=Path("reports/demo"), help="pipeline output directory"
     )
     parser.add_argument(
-        "--report-timeout", type=float, default=600.0, help="seconds allowed for the pipeline"
+        "--report-timeout",
+        type=positive,
+        default=600.0,
+        help="seconds allowed for the pipeline, above 0 (600)",
     )
     parser.add_argument(
         "--max-time",
-        type=float,
+        type=positive,
         default=900.0,
         help="overall deadline in seconds, broker start included (900); cleanup comes after",
     )
@@ -129,8 +146,9 @@ def run(args: argparse.Namespace) -> int:
             return 1
         bootstrap = cluster.bootstrap
     print(f"broker: {bootstrap} (ready after {time.monotonic() - started:.0f} s)", flush=True)
+    closing: list[str] = []
     try:
-        code = _run_demo(args, bootstrap, deadline)
+        code = _run_demo(args, bootstrap, deadline, closing)
     finally:
         if cluster is not None:
             if args.keep:
@@ -141,10 +159,16 @@ def run(args: argparse.Namespace) -> int:
                 cluster.close()
                 log.info("broker container removed")
     print(f"demo finished in {time.monotonic() - started:.0f} s", flush=True)
+    # what the demo found comes last: the recommendation and where the report is
+    for line in closing:
+        print(line, flush=True)
     return code
 
 
-def _run_demo(args: argparse.Namespace, bootstrap: str, deadline: float) -> int:
+def _run_demo(
+    args: argparse.Namespace, bootstrap: str, deadline: float, closing: list[str] | None = None
+) -> int:
+    """The demo on ``bootstrap``; the lines to end the output with are added to ``closing``."""
     from .phases import PhaseResult, run_phase, summary_lines
     from .traffic import Producer, create_demo_topics, delete_demo_groups, delete_demo_topics
     from .watch import EndOffsets, LiveView, Stats
@@ -184,7 +208,7 @@ def _run_demo(args: argparse.Namespace, bootstrap: str, deadline: float) -> int:
         print(f"records produced: {producer.sent}", flush=True)
         if not args.no_report:
             live = _write_live_metrics(Path(args.report_dir), results)
-            code = _pipeline(args, bootstrap, topics.names, deadline, live)
+            code = _pipeline(args, bootstrap, topics.names, deadline, live, closing)
         problems = [f"[{r.label}] {p}" for r in results for p in r.problems]
         if problems:
             print(
@@ -231,6 +255,7 @@ def _write_live_metrics(out: Path, results: list[Any]) -> Path:
 def _pipeline(
     args: argparse.Namespace, bootstrap: str, topics: list[str], deadline: float,
     live: Path | None = None,
+    closing: list[str] | None = None,
 ) -> int:
     """profile -> evaluate -> sizing -> report through ``kafka-assignors analyze`` (a bounded
     subprocess).  Sizing counts messages/s; Tp and Tc are measured on the demo's broker
@@ -260,7 +285,8 @@ def _pipeline(
     log_path = (out / "pipeline.log").resolve()
     print("\npipeline: profile -> evaluate -> sizing -> report (Spark; about a minute; "
           f"Spark's own output goes to {log_path}) ...", flush=True)
-    code = _run_filtered(cmd, timeout, log_path)
+    held: list[str] = []
+    code = _run_filtered(cmd, timeout, log_path, held)
     report = (out / "report" / "report.html").resolve()
     if code is None:
         print(f"kafka-assignors demo: error: the pipeline took over {timeout:.0f} s "
@@ -270,37 +296,116 @@ def _pipeline(
         print(f"kafka-assignors demo: error: the pipeline failed (exit {code}); the end of "
               f"{log_path}:\n{_tail(log_path, 40)}", file=sys.stderr)
         return 1
-    print(f"HTML report: {report}", flush=True)
+    if closing is not None:
+        closing.extend([*held, f"HTML report: {report}"])
+    else:
+        print(*held, f"HTML report: {report}", sep="\n", flush=True)
     return 0
 
 
-def _run_filtered(cmd: list[str], timeout: float, log_path: Path) -> int | None:
+#: A Spark progress line of the pipeline (``pipeline.session``'s ``_ProgressLine``).
+_PROGRESS = re.compile(
+    r"^\[kafka-assignors\] (?P<what>[\w -]+): (?P<done>\d+)/(?P<total>\d+) tasks done, "
+    r"(?P<running>\d+) running \((?P<secs>\d+) s\)$"
+)
+BAR_WIDTH = 30
+#: The pipeline command's own error lines (``kafka-assignors analyze: error: ...``); other
+#: lines of Spark's workers (their logs included) stay in the log.
+_COMMAND_ERROR = re.compile(r"^kafka-assignors [a-z-]+: (error|warning): ")
+
+
+class _PipelineOutput:
+    """The pipeline's output as the demo shows it: its own messages as lines; Spark's
+    progress as one bar redrawn in place on a terminal (the lines as they come when piped);
+    everything else only in the log."""
+
+    #: The pipeline's closing lines, held back for the end of the demo's output.
+    HELD = ("recommendation:", "report:")
+
+    def __init__(
+        self, out: TextIO, err: TextIO, log_file: TextIO, *, tty: bool, held: list[str]
+    ) -> None:
+        self.out, self.err, self.log_file, self.tty = out, err, log_file, tty
+        self.held = held
+        self.lock = threading.Lock()
+        self.bar = False
+
+    def _end_bar(self) -> None:
+        if self.bar:
+            self.err.write("\n")
+            self.err.flush()
+            self.bar = False
+
+    def stdout_line(self, line: str) -> None:
+        with self.lock:
+            self.log_file.write(line)
+            if line.startswith(self.HELD):
+                if line.startswith(self.HELD[0]):
+                    self.held.append(line.rstrip("\n"))
+                return
+            self._end_bar()
+            self.out.write(line)
+            self.out.flush()
+
+    def stderr_line(self, line: str) -> None:
+        with self.lock:
+            self.log_file.write(line)
+            found = _PROGRESS.match(line.rstrip("\n"))
+            if found and self.tty:
+                done, total = int(found["done"]), int(found["total"])
+                filled = BAR_WIDTH * done // max(total, 1)
+                self.err.write(
+                    f"\r\x1b[K  {found['what']:<9} [{'#' * filled}{'.' * (BAR_WIDTH - filled)}] "
+                    f"{done}/{total} tasks ({found['secs']} s)"
+                )
+                self.err.flush()
+                self.bar = True
+            elif found or line.startswith("[kafka-assignors]") or _COMMAND_ERROR.match(line):
+                self._end_bar()
+                self.err.write(line)
+                self.err.flush()
+
+    def close(self) -> None:
+        with self.lock:
+            self._end_bar()
+
+
+def _run_filtered(
+    cmd: list[str], timeout: float, log_path: Path, held: list[str]
+) -> int | None:
     """Run ``cmd``: its stdout (our own messages) is shown; its stderr (the JVM's Ivy and
     Spark chatter, with our progress lines among it) goes to ``log_path``, and only our
-    ``[kafka-assignors]`` lines are shown.  Returns the exit code, None after ``timeout``."""
-    import threading
-
+    ``[kafka-assignors]`` lines are shown, Spark's progress as a bar on a terminal
+    (:class:`_PipelineOutput`); its recommendation is added to ``held``, not shown.  Returns
+    the exit code, None after ``timeout``."""
     with open(log_path, "w", encoding="utf-8", errors="replace") as log_file:
-        proc = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True, errors="replace")
-        assert proc.stderr is not None
+        shown = _PipelineOutput(sys.stdout, sys.stderr, log_file, tty=sys.stderr.isatty(),
+                                held=held)
+        # an unexpected error's traceback goes to the log (the demo shows its tail)
+        env = {**os.environ, "KAFKA_ASSIGNORS_TRACEBACK": "1"}
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                errors="replace", env=env)
+        assert proc.stdout is not None and proc.stderr is not None
 
-        def copy(stream: Any) -> None:
+        def copy(stream: Any, show: Any) -> None:
             for line in stream:
-                log_file.write(line)
-                if line.startswith("[kafka-assignors]") or line.startswith("kafka-assignors"):
-                    sys.stderr.write(line)
-                    sys.stderr.flush()
+                show(line)
 
-        reader = threading.Thread(target=copy, args=(proc.stderr,), daemon=True)
-        reader.start()
+        readers = [
+            threading.Thread(target=copy, args=(proc.stdout, shown.stdout_line), daemon=True),
+            threading.Thread(target=copy, args=(proc.stderr, shown.stderr_line), daemon=True),
+        ]
+        for reader in readers:
+            reader.start()
         try:
-            code = proc.wait(timeout=timeout)
+            code: int | None = proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+            code = None
+        for reader in readers:
             reader.join(timeout=10)
-            return None
-        reader.join(timeout=10)
+        shown.close()
         return code
 
 

@@ -3,8 +3,10 @@
 * ``KAFKA_ASSIGNORS_IMAGE`` (e.g. ``apache/kafka:4.1.0``) selects a ready-made image;
   nothing is built and Docker pulls it if needed (machines with a registry).
 * Otherwise the image is ours, ``kafka-assignors/kafka:<version>``, built without a
-  registry by ``docker/build-image.sh`` from the repository checkout (cached, ~0.1 s
-  when up to date). The version is ``KAFKA_VERSION`` (the same variable the script
+  registry by the recipe that ships in this package (``recipe/build-image.sh``, which a
+  checkout's ``docker/build-image.sh`` runs too; cached, ~0.1 s when up to date): Kafka's
+  jars come from Maven Central, the broker plugin jar from the package (or a checkout's
+  sources). The version is ``KAFKA_VERSION`` (the same variable the script
   reads; default 4.4.0), or the one a caller asks for: ``ensure_image("3.9.2")`` builds
   and returns ``kafka-assignors/kafka:3.9.2`` (any Apache Kafka >= 3.9 on Maven Central).
 """
@@ -26,7 +28,8 @@ DEFAULT_IMAGE = f"{IMAGE_REPOSITORY}:{DEFAULT_KAFKA_VERSION}"
 VERSION_ENV = "KAFKA_VERSION"  # read by docker/build-image.sh too
 IMAGE_ENV = "KAFKA_ASSIGNORS_IMAGE"
 BUILD_TAG_ENV = "KAFKA_ASSIGNORS_BUILD_IMAGE"  # the tag build-image.sh builds
-REPO_ENV = "KAFKA_ASSIGNORS_REPO"
+#: The broker image's recipe (Dockerfile, scripts, poms): package data, so a pip install has it.
+RECIPE = Path(__file__).resolve().parent / "recipe"
 BUILD_TIMEOUT_S = 1800.0
 ENGINE_TIMEOUT_S = 1200.0
 
@@ -69,27 +72,15 @@ def broker_image() -> str:
     return configured_image() or built_image_tag()
 
 
-def repo_root() -> Path:
-    """The repository checkout holding ``docker/build-image.sh``.
-
-    Looked up from ``KAFKA_ASSIGNORS_REPO``, then upwards from this package (editable
-    installs), then upwards from the working directory.
-    """
-    candidates: list[Path] = []
-    if env := os.environ.get(REPO_ENV):
-        candidates.append(Path(env))
-    here = Path(__file__).resolve()
-    candidates.extend(here.parents)
-    cwd = Path.cwd().resolve()
-    candidates.extend([cwd, *cwd.parents])
-    for path in candidates:
-        if (path / "docker" / "build-image.sh").is_file():
-            return path
-    raise ImageError(
-        "docker/build-image.sh not found (looked in $KAFKA_ASSIGNORS_REPO, above the "
-        f"package at {here.parent} and above {cwd}). Run from a kafka-assignors checkout, "
-        f"set {REPO_ENV} to one, or set {IMAGE_ENV} to a ready image such as apache/kafka:4.1.0."
-    )
+def recipe_script(name: str) -> Path:
+    """A script of the image recipe shipped in the package (``build-image.sh``, ...)."""
+    script = RECIPE / name
+    if not script.is_file():
+        raise ImageError(
+            f"{script} is missing: this installation of kafka-assignors is incomplete "
+            f"(reinstall it), or set {IMAGE_ENV} to a ready image such as apache/kafka:4.1.0."
+        )
+    return script
 
 
 def _run_script(
@@ -118,23 +109,8 @@ def _run_script(
 
 
 def ensure_engine() -> None:
-    """Make sure a Docker engine answers, starting it through scripts/ensure-docker.sh."""
-    try:
-        script: Path | None = repo_root() / "scripts" / "ensure-docker.sh"
-    except ImageError:
-        script = None
-    if script is not None and script.is_file():
-        _run_script(script, ENGINE_TIMEOUT_S, "Docker engine not available")
-        return
-    try:
-        from docker.client import DockerClient
-
-        DockerClient.from_env(timeout=10).ping()
-    except Exception as exc:
-        raise ImageError(
-            f"No Docker engine answers ({exc}) and scripts/ensure-docker.sh is not available "
-            "to start one."
-        ) from exc
+    """Make sure a Docker engine answers, starting it through the recipe's ensure-docker.sh."""
+    _run_script(recipe_script("ensure-docker.sh"), ENGINE_TIMEOUT_S, "Docker engine not available")
 
 
 def ensure_image(version: str | None = None) -> str:
@@ -146,7 +122,7 @@ def ensure_image(version: str | None = None) -> str:
     if version is not None:
         tag = image_for_version(version)
         _run_script(
-            repo_root() / "docker" / "build-image.sh",
+            recipe_script("build-image.sh"),
             BUILD_TIMEOUT_S,
             f"broker image build (Kafka {version})",
             env={VERSION_ENV: version, BUILD_TAG_ENV: tag},
@@ -160,7 +136,7 @@ def ensure_image(version: str | None = None) -> str:
     # build-image.sh itself ensures the engine first.
     tag = built_image_tag()
     _run_script(
-        repo_root() / "docker" / "build-image.sh",
+        recipe_script("build-image.sh"),
         BUILD_TIMEOUT_S,
         "broker image build",
         env={VERSION_ENV: kafka_version(), BUILD_TAG_ENV: tag},

@@ -141,8 +141,11 @@ def to_kwargs(props: Mapping[str, str]) -> dict[str, Any]:
 def add_security_options(parser: argparse.ArgumentParser) -> None:
     """``--command-config`` and the SASL/SSL options (shared by explain and the pipeline)."""
     g = parser.add_argument_group("security (SASL / SSL)")
+    from .._cli_args import existing_file_name
+
     g.add_argument(
         "--command-config",
+        type=existing_file_name,
         metavar="FILE",
         help="client.properties as Kafka's tools take it (Java or librdkafka names)",
     )
@@ -156,18 +159,37 @@ def add_security_options(parser: argparse.ArgumentParser) -> None:
     )
     g.add_argument("--sasl-username")
     g.add_argument("--sasl-password")
-    g.add_argument("--ssl-cafile", metavar="PEM", help="CA certificate(s) to trust")
-    g.add_argument("--ssl-certfile", metavar="PEM", help="client certificate (mutual TLS)")
-    g.add_argument("--ssl-keyfile", metavar="PEM", help="client private key (mutual TLS)")
+    g.add_argument(
+        "--ssl-cafile", type=existing_file_name, metavar="PEM", help="CA certificate(s) to trust"
+    )
+    g.add_argument(
+        "--ssl-certfile",
+        type=existing_file_name,
+        metavar="PEM",
+        help="client certificate (mutual TLS)",
+    )
+    g.add_argument(
+        "--ssl-keyfile",
+        type=existing_file_name,
+        metavar="PEM",
+        help="client private key (mutual TLS)",
+    )
     g.add_argument("--ssl-password", help="password of the client private key")
 
 
 def add_connection_options(parser: argparse.ArgumentParser) -> None:
     """``--bootstrap``, the security options and ``--command-config``, ``--timeout``."""
+    from .._cli_args import bootstrap_servers, positive
+
     g = parser.add_argument_group("connection")
-    g.add_argument("--bootstrap", metavar="HOST:PORT[,...]", help="bootstrap servers")
     g.add_argument(
-        "--timeout", type=float, default=15.0, help="seconds for connecting and each request (15)"
+        "--bootstrap", type=bootstrap_servers, metavar="HOST:PORT[,...]", help="bootstrap servers"
+    )
+    g.add_argument(
+        "--timeout",
+        type=positive,
+        default=15.0,
+        help="seconds for connecting and each request, above 0 (15)",
     )
     add_security_options(parser)
 

@@ -23,6 +23,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from .._cli_args import count_list, existing_file, factor, headroom
 from ..simulator.grid import SUBSCRIPTIONS as GRID_SUBSCRIPTIONS
 from .measure import measure_options
 from .options import (
@@ -60,7 +61,7 @@ ASSUMED_RATES = {"bytes_per_s": (10e6, 2e6), "messages_per_s": (10_000.0, 2_000.
 def add_parser(subparsers: Any) -> None:
     p = subparsers.add_parser(
         "analyze",
-        help="profile + evaluate + report in one go (Spark)",
+        help="profile + evaluate + sizing + report in one go (Spark)",
         description="Profile the topics with Spark's Kafka source, evaluate the assignors on "
         "the measured load for a few group sizes and churn sequences, size the topics "
         "from the measured rates, and write the report. Prints where the report is.",
@@ -74,7 +75,12 @@ def add_parser(subparsers: Any) -> None:
         help="topic to analyze (repeatable, or comma-separated)",
     )
     p.add_argument("--group", help="consumer group: its lag is profiled too")
-    p.add_argument("--consumers", default="2,3,6", help="group sizes to try (default 2,3,6)")
+    p.add_argument(
+        "--consumers",
+        type=count_list,
+        default=[2, 3, 6],
+        help="group sizes to try, comma-separated (default 2,3,6)",
+    )
     p.add_argument("--assignors", default=",".join(ASSIGNORS), help="comma-separated")
     p.add_argument(
         "--subscriptions",
@@ -84,7 +90,7 @@ def add_parser(subparsers: Any) -> None:
         f"(default {','.join(SUBSCRIPTIONS)})",
     )
     p.add_argument("--out", type=Path, default=REPORTS, help=f"output root (default {REPORTS})")
-    p.add_argument("--live-metrics", type=Path, metavar="FILE",
+    p.add_argument("--live-metrics", type=existing_file, metavar="FILE",
                    help="live groups' rebalance metrics for the report (the demo writes it)")
     p.add_argument("--kafka-package", metavar="COORDS", help="see `profile --help`")
     g = p.add_argument_group("sizing (from the measured rates)")
@@ -108,8 +114,12 @@ def add_parser(subparsers: Any) -> None:
         help="throughput one consumer gets from one partition (assumed: 2M bytes/s or "
         "2k messages/s)",
     )
-    g.add_argument("--growth", type=float, default=1.0, help="growth factor (default 1)")
-    g.add_argument("--headroom", type=float, default=1.5, help="partition headroom (1.5)")
+    g.add_argument(
+        "--growth", type=factor, help="growth factor, above 0 (assumed 1: no growth)"
+    )
+    g.add_argument(
+        "--headroom", type=headroom, help="partition headroom, at least 1 (assumed 1.5)"
+    )
     measure_options(p, record_size_default="the profile's mean record size")
     spark_options(p)
     p.set_defaults(func=run_analyze_command)
@@ -120,7 +130,7 @@ def run_analyze_command(args: argparse.Namespace) -> int:
     from .evaluate import evaluate
     from .profile import Window, run_profile, write_profile
     from .report import build_report
-    from .sizing import GIVEN, Origin, describe, size_from_profile
+    from .sizing import describe, size_from_profile
 
     topics = [t.strip() for arg in args.topic for t in arg.split(",") if t.strip()]
     patterns = [s.strip() for s in args.subscriptions.split(",") if s.strip()]
@@ -142,7 +152,7 @@ def run_analyze_command(args: argparse.Namespace) -> int:
     json_path, _ = write_profile(profile, args.out / "profile")
     say(f"load profile: {json_path}")
     n_partitions = len(profile.partitions)
-    sizes = sorted({min(int(n), n_partitions) for n in args.consumers.split(",") if n.strip()})
+    sizes = sorted({min(int(n), n_partitions) for n in args.consumers})
     grid = {
         "clusters": [{"name": "measured", "profile": str(json_path.resolve())}],
         "consumers": sizes,
@@ -162,9 +172,11 @@ def run_analyze_command(args: argparse.Namespace) -> int:
     origins = {
         "producer": _rate_origin(args.producer_rate, "--producer-rate"),
         "consumer": _rate_origin(args.consumer_rate, "--consumer-rate"),
-        "growth": Origin(GIVEN, f"--growth{' (the default)' if args.growth == 1 else ''}"),
-        "headroom": Origin(GIVEN, f"--headroom{' (the default)' if args.headroom == 1.5 else ''}"),
+        "growth": _factor_origin(args.growth, "--growth", "1x (no growth)"),
+        "headroom": _factor_origin(args.headroom, "--headroom", "1.5x"),
     }
+    growth = args.growth if args.growth is not None else 1.0
+    room = args.headroom if args.headroom is not None else 1.5
     tp = args.producer_rate or ASSUMED_RATES[args.metric][0]
     tc = args.consumer_rate or ASSUMED_RATES[args.metric][1]
     extra: list[Any] = []
@@ -186,8 +198,8 @@ def run_analyze_command(args: argparse.Namespace) -> int:
         tp,
         tc,
         metric=args.metric,
-        growth=args.growth,
-        headroom=args.headroom,
+        growth=growth,
+        headroom=room,
         origins=origins,
         extra_inputs=extra,
     )
@@ -208,6 +220,15 @@ def run_analyze_command(args: argparse.Namespace) -> int:
         say(f"recommendation: {report.recommendation}")
     say(f"report: {report.html.resolve()}")
     return 0
+
+
+def _factor_origin(given: float | None, flag: str, default: str) -> Any:
+    """``given: --growth`` when it was given, else ``assumed`` with the value assumed."""
+    from .sizing import ASSUMED, GIVEN, Origin
+
+    if given is not None:
+        return Origin(GIVEN, flag)
+    return Origin(ASSUMED, f"the default, {default}; {flag} sets it")
 
 
 def _rate_origin(given: float | None, flag: str) -> Any:

@@ -13,6 +13,16 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from .._cli_args import (
+    count,
+    existing_file,
+    existing_path,
+    factor,
+    headroom,
+    key_value,
+    offsets_spec,
+    time_spec,
+)
 from .options import (
     REPORTS,
     conf_pairs,
@@ -66,15 +76,26 @@ def _profile(subparsers: Any) -> None:
     p.add_argument("--group", help="consumer group: add its committed offsets and lag")
     p.add_argument(
         "--from-offsets",
+        type=offsets_spec("earliest"),
         default="earliest",
         help="'earliest' (default) or Spark's JSON, e.g. '{\"t\":{\"0\":100}}'",
     )
-    p.add_argument("--to-offsets", default="latest", help="'latest' (default) or Spark's JSON")
+    p.add_argument(
+        "--to-offsets",
+        type=offsets_spec("latest"),
+        default="latest",
+        help="'latest' (default) or Spark's JSON",
+    )
     p.add_argument(
         "--since",
+        type=time_spec,
         help="window start instead of offsets: ISO time, epoch ms or relative like -15m, -2h",
     )
-    p.add_argument("--until", help="window end (same forms; default now when --since is given)")
+    p.add_argument(
+        "--until",
+        type=time_spec,
+        help="window end (same forms; default now when --since is given)",
+    )
     p.add_argument(
         "--weight",
         default="bytes_per_s",
@@ -103,6 +124,7 @@ def _profile(subparsers: Any) -> None:
         "--kafka-option",
         action="append",
         default=[],
+        type=key_value,
         metavar="KEY=VALUE",
         help="extra Kafka source option, overriding the security options for Spark, "
         "e.g. kafka.ssl.truststore.type=JKS",
@@ -120,12 +142,22 @@ def run_profile_command(args: argparse.Namespace) -> int:
     topics = [t.strip() for arg in args.topic for t in arg.split(",") if t.strip()]
     kwargs = security(args)
     now = int(datetime.now(UTC).timestamp() * 1000)
+    if args.until and not args.since:
+        print("kafka-assignors profile: error: argument --until: needs --since (the window's "
+              "start)", file=sys.stderr)
+        return 2
     window = Window(
         starting_offsets=args.from_offsets,
         ending_offsets=args.to_offsets,
         start_ms=parse_time(args.since, now) if args.since else None,
         end_ms=parse_time(args.until, now) if args.until else (now if args.since else None),
     )
+    start, end = window.start_ms, window.end_ms
+    if start is not None and end is not None and start >= end:
+        print(f"kafka-assignors profile: error: --since {args.since} is not before "
+              f"--until {args.until or 'now'}: expected a window that starts before it ends",
+              file=sys.stderr)
+        return 2
     session = session_from_args(args, kafka=True, kafka_package=args.kafka_package)
     try:
         with session.progress("profile"):
@@ -168,7 +200,7 @@ def _evaluate(subparsers: Any) -> None:
     )
     p.add_argument(
         "--scenarios",
-        type=Path,
+        type=existing_file,
         default=DEFAULT_GRID,
         help="scenario grid YAML (default: the built-in grid)",
     )
@@ -179,7 +211,7 @@ def _evaluate(subparsers: Any) -> None:
     )
     p.add_argument(
         "--profile",
-        type=Path,
+        type=existing_file,
         help="a load profile: adds a 'measured' cluster with its counts and weights",
     )
     p.add_argument(
@@ -254,7 +286,9 @@ def _sizing(subparsers: Any) -> None:
     measure_options(p, record_size_default="1000")
     kafka_options(p, required=False)
     p.add_argument("--target", type=rate, metavar="TT", help="target throughput")
-    p.add_argument("--profile", type=Path, help="measured load profile (target and hot keys)")
+    p.add_argument(
+        "--profile", type=existing_file, help="measured load profile (target and hot keys)"
+    )
     p.add_argument(
         "--metric",
         default="bytes_per_s",
@@ -263,12 +297,13 @@ def _sizing(subparsers: Any) -> None:
     )
     p.add_argument(
         "--growth",
-        type=float,
-        default=1.0,
-        help="expected growth factor on the measured load (default 1)",
+        type=factor,
+        help="expected growth factor on the measured load, above 0 (assumed 1: no growth)",
     )
     p.add_argument(
-        "--headroom", type=float, default=1.5, help="partition headroom factor (default 1.5)"
+        "--headroom",
+        type=headroom,
+        help="partition headroom factor, at least 1 (assumed 1.5)",
     )
     p.add_argument("--unit", default="bytes/s", help="unit label for given rates")
     p.add_argument(
@@ -279,23 +314,29 @@ def _sizing(subparsers: Any) -> None:
 
 def run_sizing_command(args: argparse.Namespace) -> int:
     from ..load.profile import read_profile
-    from .sizing import GIVEN, Origin, describe, size, size_from_profile
+    from .sizing import ASSUMED, GIVEN, Origin, describe, size, size_from_profile
 
     if args.profile is None and args.target is None:
-        print("sizing needs --target or --profile", file=sys.stderr)
+        print("kafka-assignors sizing: error: needs --target or --profile", file=sys.stderr)
         return 2
     producer_rate, consumer_rate = args.producer_rate, args.consumer_rate
+    growth = args.growth if args.growth is not None else 1.0
+    room = args.headroom if args.headroom is not None else 1.5
     origins = {
         "producer": Origin(GIVEN, "--producer-rate"),
         "consumer": Origin(GIVEN, "--consumer-rate"),
-        "headroom": Origin(GIVEN, "--headroom"),
-        "growth": Origin(GIVEN, "--growth"),
+        "headroom": Origin(GIVEN, "--headroom")
+        if args.headroom is not None
+        else Origin(ASSUMED, "the default, 1.5x; --headroom sets it"),
+        "growth": Origin(GIVEN, "--growth")
+        if args.growth is not None
+        else Origin(ASSUMED, "the default, 1x (no growth); --growth sets it"),
         "target": Origin(GIVEN, "--target"),
     }
     extra: list[Any] = []
     if args.measure and (producer_rate is None or consumer_rate is None):
         if not args.bootstrap:
-            print("sizing --measure needs --bootstrap", file=sys.stderr)
+            print("kafka-assignors sizing: error: --measure needs --bootstrap", file=sys.stderr)
             return 2
         metric = args.metric if args.profile else (
             "messages_per_s" if args.unit.startswith("messages") else "bytes_per_s"
@@ -313,7 +354,8 @@ def run_sizing_command(args: argparse.Namespace) -> int:
             consumer_rate, origins["consumer"] = tc, found["consumer"]
             extra = measured.unpaced_input(metric)
     if producer_rate is None or consumer_rate is None:
-        print("sizing needs --producer-rate and --consumer-rate (or --measure)", file=sys.stderr)
+        print("kafka-assignors sizing: error: needs --producer-rate and --consumer-rate "
+              "(or --measure)", file=sys.stderr)
         return 2
     if args.profile:
         if args.target is None:
@@ -323,8 +365,8 @@ def run_sizing_command(args: argparse.Namespace) -> int:
             producer_rate,
             consumer_rate,
             metric=args.metric,
-            growth=args.growth,
-            headroom=args.headroom,
+            growth=growth,
+            headroom=room,
             target=args.target,
             origins=origins,
             extra_inputs=extra,
@@ -335,7 +377,7 @@ def run_sizing_command(args: argparse.Namespace) -> int:
             producer_rate,
             consumer_rate,
             unit=args.unit,
-            headroom=args.headroom,
+            headroom=room,
             origins=origins,
             extra_inputs=extra,
         )
@@ -357,16 +399,20 @@ def _report(subparsers: Any) -> None:
         "profile and a sizing result (each optional; defaults are the files the "
         "other commands write under reports/).",
     )
-    p.add_argument("--evaluate", type=Path, help=f"evaluate output (default {DEFAULT_EVALUATE})")
+    p.add_argument(
+        "--evaluate", type=existing_path, help=f"evaluate output (default {DEFAULT_EVALUATE})"
+    )
     p.add_argument(
         "--profile",
-        type=Path,
+        type=existing_file,
         help=f"load profile JSON (default {DEFAULT_PROFILE_DIR / 'profile.json'})",
     )
-    p.add_argument("--sizing", type=Path, help=f"sizing JSON (default {DEFAULT_SIZING})")
+    p.add_argument(
+        "--sizing", type=existing_file, help=f"sizing JSON (default {DEFAULT_SIZING})"
+    )
     p.add_argument(
         "--consumers",
-        type=int,
+        type=count,
         help="consumers for the measured-load plot (default: sizing's answer)",
     )
     p.add_argument(
@@ -375,7 +421,7 @@ def _report(subparsers: Any) -> None:
         default=DEFAULT_REPORT_DIR,
         help=f"output directory (default {DEFAULT_REPORT_DIR})",
     )
-    p.add_argument("--live-metrics", type=Path, metavar="FILE",
+    p.add_argument("--live-metrics", type=existing_file, metavar="FILE",
                    help="live groups' rebalance metrics (live_metrics.json, the demo writes it)")
     p.set_defaults(func=run_report_command)
 
@@ -400,7 +446,8 @@ def run_report_command(args: argparse.Namespace) -> int:
         raise SystemExit(f"no such file: {live}")
     if steps is None and profile is None and sizing_path is None and live is None:
         print(
-            "nothing to report: run evaluate, profile or sizing first (or pass paths)",
+            "kafka-assignors report: error: nothing to report: run evaluate, profile or sizing "
+            "first (or pass paths)",
             file=sys.stderr,
         )
         return 2

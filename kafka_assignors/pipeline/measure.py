@@ -235,26 +235,28 @@ def measure_options(p: argparse.ArgumentParser, *, record_size_default: str) -> 
         help="measure the rates not given: produce records to a temporary 1-partition topic "
         "and read them back (the topic is deleted after)",
     )
+    from .._cli_args import count, non_negative, positive
+
     m.add_argument(
-        "--measure-records", type=int, default=20_000, help="records to send (default 20000)"
+        "--measure-records", type=count, default=20_000, help="records to send (default 20000)"
     )
     m.add_argument(
-        "--record-size", type=int, help=f"bytes per record (default {record_size_default})"
+        "--record-size", type=count, help=f"bytes per record (default {record_size_default})"
     )
     m.add_argument(
         "--max-poll-records",
-        type=int,
+        type=count,
         help="with --processing-ms: records your consumer takes per poll",
     )
     m.add_argument(
         "--processing-ms",
-        type=float,
+        type=non_negative,
         default=0.0,
         help="your consumer's processing time after each poll: Tc is then measured at that "
         "pace (for --paced-seconds) instead of as the client's bare read rate",
     )
     m.add_argument(
-        "--paced-seconds", type=float, default=3.0, help="how long the paced read runs (3)"
+        "--paced-seconds", type=positive, default=3.0, help="how long the paced read runs (3)"
     )
     m.add_argument(
         "--paced-like",

@@ -10,6 +10,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from .._cli_args import bootstrap_servers, key_value
+from .._cli_args import rate as rate
+
 REPORTS = Path("reports")
 
 
@@ -30,6 +33,7 @@ def spark_options(p: argparse.ArgumentParser) -> None:
         "--conf",
         action="append",
         default=[],
+        type=key_value,
         metavar="KEY=VALUE",
         help="extra Spark setting, repeatable (e.g. spark.executor.memory=4g; on Connect, "
         "session settings only)",
@@ -64,7 +68,10 @@ def kafka_options(p: argparse.ArgumentParser, *, required: bool = True) -> None:
     from ..explain.connection import add_security_options
 
     p.add_argument(
-        "--bootstrap", required=required, help="Kafka bootstrap servers, host:port[,...]"
+        "--bootstrap",
+        type=bootstrap_servers,
+        required=required,
+        help="Kafka bootstrap servers, host:port[,...]",
     )
     add_security_options(p)
 
@@ -95,18 +102,6 @@ def conf_pairs(pairs: list[str]) -> dict[str, str]:
             raise SystemExit(f"--conf takes KEY=VALUE, got {pair!r}")
         out[key.strip()] = value
     return out
-
-
-def rate(text: str) -> float:
-    """A number with an optional k/M/G suffix (decimal): 5M = 5,000,000."""
-    scale = {"k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9}
-    text = text.strip()
-    try:
-        if text and text[-1] in scale:
-            return float(text[:-1]) * scale[text[-1]]
-        return float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a rate: {text!r}") from None
 
 
 def say(message: str) -> None:
