@@ -183,7 +183,10 @@ class Leader:
                 odd.setdefault(_UNREADABLE, []).append(w.member_id)
                 fields, owned = {}, {}
             else:
-                carried = read_ownership(fields)
+                if w.version not in _DATED_OWNERSHIP:
+                    # (a dated subscription's own fields say what it owns: what its user
+                    # data carries is not read, so it is not parsed either)
+                    carried = read_ownership(fields)
                 if not RESERVED_FIELDS.isdisjoint(fields):
                     fields = {k: v for k, v in fields.items() if k not in RESERVED_FIELDS}
             if carried is not None and w.version not in _DATED_OWNERSHIP:

@@ -25,9 +25,17 @@ def topic_spread(
     of ``assignment`` counts as subscribed to every topic it holds or another holds)."""
     subscribers: dict[str, int] = {}
     if subscriptions is not None:
+        # members share a few distinct subscriptions: count each (hashable) one once
+        kinds: dict[object, int] = {}
         for topics in subscriptions.values():
-            for t in topics:
-                subscribers[t] = subscribers.get(t, 0) + 1
+            if isinstance(topics, frozenset):
+                kinds[topics] = kinds.get(topics, 0) + 1
+            else:
+                for t in topics:
+                    subscribers[t] = subscribers.get(t, 0) + 1
+        for topics, n in kinds.items():
+            for t in topics:  # type: ignore[attr-defined]
+                subscribers[t] = subscribers.get(t, 0) + n
     most: dict[str, int] = {}
     fewest: dict[str, int] = {}
     holders: dict[str, int] = {}
