@@ -184,7 +184,10 @@ class Leader:
                 odd.setdefault(_UNREADABLE, []).append(w.member_id)
                 fields, owned = {}, {}
             else:
-                carried = read_ownership(fields)
+                if w.version not in _DATED_OWNERSHIP:
+                    # (a dated subscription's own fields say what it owns: what its user
+                    # data carries is not read, so it is not parsed either)
+                    carried = read_ownership(fields)
                 if rack is None and isinstance(fields.get(RACK_FIELD), str):
                     rack = str(fields[RACK_FIELD])  # a leader that read version-0 fields only
                 if not RESERVED_FIELDS.isdisjoint(fields):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 
 AssignmentLike = Mapping[str, Mapping[str, Sequence[int]]]
@@ -25,23 +26,34 @@ def topic_spread(
     of ``assignment`` counts as subscribed to every topic it holds or another holds)."""
     subscribers: dict[str, int] = {}
     if subscriptions is not None:
+        # members share a few distinct subscriptions: count each (hashable) one once
+        kinds: dict[frozenset[str], int] = {}
         for topics in subscriptions.values():
-            for t in topics:
-                subscribers[t] = subscribers.get(t, 0) + 1
+            if isinstance(topics, frozenset):
+                kinds[topics] = kinds.get(topics, 0) + 1
+            else:
+                for t in topics:
+                    subscribers[t] = subscribers.get(t, 0) + 1
+        for kind, n in kinds.items():
+            for t in kind:
+                subscribers[t] = subscribers.get(t, 0) + n
+    # (topic, how many of its partitions one member holds) -> members: counted in C, one
+    # pass per member, whatever the number of (member, topic) pairs
+    cells: Counter[tuple[str, int]] = Counter()
+    for by_topic in assignment.values():
+        cells.update(zip(by_topic.keys(), map(len, by_topic.values()), strict=True))
     most: dict[str, int] = {}
     fewest: dict[str, int] = {}
     holders: dict[str, int] = {}
-    for by_topic in assignment.values():
-        for t, ps in by_topic.items():
-            n = len(ps)
-            if not n:
-                continue
-            if t in most:
-                most[t] = max(most[t], n)
-                fewest[t] = min(fewest[t], n)
-                holders[t] += 1
-            else:
-                most[t], fewest[t], holders[t] = n, n, 1
+    for (t, n), members in cells.items():
+        if not n:
+            continue
+        if t in most:
+            most[t] = max(most[t], n)
+            fewest[t] = min(fewest[t], n)
+            holders[t] += members
+        else:
+            most[t], fewest[t], holders[t] = n, n, members
     worst = 0
     for t, hi in most.items():
         n_subs = len(assignment) if subscriptions is None else subscribers.get(t, 0)

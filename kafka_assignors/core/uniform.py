@@ -398,7 +398,9 @@ def deal_uniform(
     for t, needs in short.items():
         taken = claimed.get(t, set())
         pool = freed.get(t, [])
-        pool.extend(p for p in range(partition_counts[t]) if p not in taken)
+        free = set(range(partition_counts[t]))
+        free.difference_update(taken)  # in C: a topic may have many partitions
+        pool.extend(free)
         pool.sort()
         pos = 0
         for i, c in needs:

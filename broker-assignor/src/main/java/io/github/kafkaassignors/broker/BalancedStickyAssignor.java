@@ -101,7 +101,7 @@ public class BalancedStickyAssignor implements ConsumerGroupPartitionAssignor {
         // still get the homogeneous builder (equal subscriptions share one array: cheap)
         int[][][] result = same
                 ? new HomogeneousAssignmentBuilder(problem).build()
-                : new HeterogeneousAssignmentBuilder(problem).build();
+                : new HeterogeneousAssignmentBuilder(problem, fastPaths).build();
 
         Map<String, MemberAssignment> out = new HashMap<>(members.length * 2);
         for (int m = 0; m < members.length; m++) {

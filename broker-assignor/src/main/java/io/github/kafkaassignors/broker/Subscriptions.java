@@ -6,7 +6,6 @@ import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.TreeSet;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.coordinator.group.api.assignor.GroupSpec;
 import org.apache.kafka.coordinator.group.api.assignor.SubscribedTopicDescriber;
@@ -14,9 +13,9 @@ import org.apache.kafka.coordinator.group.api.assignor.SubscriptionType;
 
 /**
  * Who subscribes to what, numbered: topics 0..T-1 in topic-id order (only those that exist
- * with partitions), each member's subscription as ascending topic numbers. A group has few
- * distinct subscriptions, so each is translated once and members share the array (reading
- * every member's topics into one sorted set cost a third of a 5,000-member assignment).
+ * with partitions), each member's subscription as ascending topic numbers. Each subscription
+ * set object is translated once and the members that share it share the array (reading every
+ * member's topics into one sorted set cost a third of a 5,000-member assignment).
  */
 final class Subscriptions {
     /** Topic number -> topic id. */
@@ -47,31 +46,49 @@ final class Subscriptions {
             // (comparing 5,000 sets of 100 topics cost more than the whole assignment)
             distinct.add(groupSpec.memberSubscription(members[0]).subscribedTopicIds());
         } else {
-            // the same object first (cheap), then equal sets
+            // one entry per set object (the broker shares equal subscriptions' sets); equal
+            // sets that are different objects are not looked for: hashing and comparing
+            // thousands of sets of topic ids cost more than numbering each one
             Map<Set<Uuid>, Integer> byObject = new IdentityHashMap<>();
-            Map<Set<Uuid>, Integer> equal = new HashMap<>();
             for (int m = 0; m < members.length; m++) {
                 Set<Uuid> topics = groupSpec.memberSubscription(members[m]).subscribedTopicIds();
                 Integer k = byObject.get(topics);
                 if (k == null) {
-                    k = equal.computeIfAbsent(topics, s -> {
-                        distinct.add(s);
-                        return distinct.size() - 1;
-                    });
+                    k = distinct.size();
+                    distinct.add(topics);
                     byObject.put(topics, k);
                 }
                 kind[m] = k;
             }
         }
 
-        TreeSet<Uuid> ids = new TreeSet<>();
-        for (Set<Uuid> s : distinct) {
-            ids.addAll(s);
+        // every topic id once, numbered as met, then renumbered in id order
+        Map<Uuid, Integer> met = new HashMap<>();
+        List<Uuid> seen = new ArrayList<>();
+        int[][] provisional = new int[distinct.size()][];
+        for (int k = 0; k < provisional.length; k++) {
+            Set<Uuid> set = distinct.get(k);
+            int[] ts = new int[set.size()];
+            int i = 0;
+            for (Uuid id : set) {
+                Integer t = met.get(id);
+                if (t == null) {
+                    t = seen.size();
+                    met.put(id, t);
+                    seen.add(id);
+                }
+                ts[i++] = t;
+            }
+            provisional[k] = ts;
         }
-        List<Uuid> topicIds = new ArrayList<>(ids.size());
-        List<Integer> sizes = new ArrayList<>(ids.size());
+        Uuid[] ids = seen.toArray(new Uuid[0]);
+        java.util.Arrays.sort(ids);
+        int[] renumber = new int[ids.length];
+        List<Uuid> topicIds = new ArrayList<>(ids.length);
+        List<Integer> sizes = new ArrayList<>(ids.length);
         for (Uuid id : ids) {
             int n = describer.numPartitions(id);
+            renumber[met.get(id)] = n > 0 ? topicIds.size() : -1;
             if (n > 0) {
                 topicIds.add(id);
                 sizes.add(n);
@@ -85,8 +102,16 @@ final class Subscriptions {
         }
         int[][] numbered = new int[distinct.size()][];
         for (int k = 0; k < numbered.length; k++) {
-            numbered[k] = distinct.get(k).stream().map(topicIndex::get).filter(t -> t != null)
-                    .mapToInt(Integer::intValue).sorted().toArray();
+            int[] ts = provisional[k];
+            int kept = 0;
+            for (int t : ts) {
+                if (renumber[t] >= 0) {
+                    ts[kept++] = renumber[t];
+                }
+            }
+            int[] mine = kept == ts.length ? ts : java.util.Arrays.copyOf(ts, kept);
+            java.util.Arrays.sort(mine);
+            numbered[k] = mine;
         }
         int[][] subs = new int[members.length][];
         for (int m = 0; m < members.length; m++) {

@@ -210,6 +210,58 @@ class BuildersTest {
         assertTrue(shortcut > 200, "the shortcut applied " + shortcut + " times of 300");
     }
 
+    /** Unequal subscriptions, new groups and groups after members leave, topics grow or claims
+     *  are junk: the warm start with cycle cancelling ({@link WarmShares}) reaches the very
+     *  objectives of the flow from nothing ({@link ShareFlow}). */
+    @Test
+    void testWarmStartMatchesTheFlowFromNothing() {
+        Random random = new Random(41);
+        for (int round = 0; round < 400; round++) {
+            int topics = 1 + random.nextInt(8);
+            int members = 1 + random.nextInt(40);
+            int[] counts = new int[topics];
+            for (int t = 0; t < topics; t++) {
+                counts[t] = 1 + random.nextInt(round % 3 == 0 ? 5 : 60);
+            }
+            int[][] subs = new int[members][];
+            for (int m = 0; m < members; m++) {
+                final int mm = m;
+                double p = random.nextDouble();
+                subs[m] = java.util.stream.IntStream.range(0, topics)
+                        .filter(t -> t == mm % topics || random.nextDouble() < p).toArray();
+            }
+            List<List<int[]>> none = new ArrayList<>();
+            for (int m = 0; m < members; m++) {
+                none.add(new ArrayList<>(java.util.Collections.nCopies(topics, (int[]) null)));
+            }
+            Problem fresh = Problem.resolve(counts, subs, arrays(none));
+            int[][][] first = new HeterogeneousAssignmentBuilder(fresh).build();
+            assertEquals(Arrays.toString(objectives(fresh, new HeterogeneousAssignmentBuilder(fresh, false).build())),
+                    Arrays.toString(objectives(fresh, first)), "round " + round + " fresh");
+            // then: some members leave, a topic may grow, some claims are random junk
+            int left = Math.max(1, members - random.nextInt(3));
+            int[] after = counts.clone();
+            if (random.nextInt(4) == 0) {
+                after[random.nextInt(topics)] += 1 + random.nextInt(10);
+            }
+            List<List<int[]>> claims = new ArrayList<>();
+            for (int m = 0; m < left; m++) {
+                int src = members - left + m; // the first members leave
+                List<int[]> mine = new ArrayList<>(Arrays.asList(first[src]));
+                if (random.nextInt(10) == 0) {
+                    int t = random.nextInt(topics);
+                    mine.set(t, new int[] {random.nextInt(after[t] + 2)});
+                }
+                claims.add(mine);
+            }
+            int[][] subsAfter = Arrays.copyOfRange(subs, members - left, members);
+            Problem problem = Problem.resolve(after, subsAfter, arrays(claims));
+            long[] warm = objectives(problem, new HeterogeneousAssignmentBuilder(problem).build());
+            long[] full = objectives(problem, new HeterogeneousAssignmentBuilder(problem, false).build());
+            assertEquals(Arrays.toString(full), Arrays.toString(warm), "round " + round);
+        }
+    }
+
     /** Member -> topic -> claims as {@link Problem#resolve} takes them. */
     private static int[][][] arrays(List<List<int[]>> claims) {
         int[][][] out = new int[claims.size()][][];

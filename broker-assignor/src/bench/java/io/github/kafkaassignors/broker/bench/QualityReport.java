@@ -5,6 +5,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import io.github.kafkaassignors.broker.Reference;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.coordinator.group.api.assignor.ConsumerGroupPartitionAssignor;
 import org.apache.kafka.coordinator.group.api.assignor.GroupAssignment;
@@ -14,7 +15,7 @@ import org.apache.kafka.coordinator.group.api.assignor.MemberAssignment;
  * The quality of the assignments {@link AssignorBench} times, one JSON object per line:
  * total spread (most loaded member minus least loaded), worst per-topic spread (over a topic's
  * subscribers), and after the leave the partitions that changed owner among the members that
- * stayed. Fails if an assignment is not complete and disjoint.
+ * stayed, beside the fewest that the same balance needs ({@link Reference}: the exact flow). Fails if an assignment is not complete and disjoint.
  *
  * <pre>  java -cp ... io.github.kafkaassignors.broker.bench.QualityReport [scenario ...]</pre>
  */
@@ -34,13 +35,17 @@ public final class QualityReport {
                 GroupAssignment second = under.assign(after, s.describer());
                 check(s, first);
                 check(s, second);
+                // the fewest moves the same balance needs, from the exact flow on the same group
+                GroupAssignment exact = Reference.exact(after, s.describer());
+                check(s, exact);
                 System.out.printf("{\"scenario\": \"%s\", \"assignor\": \"%s\", \"members\": %d,"
                         + " \"partitions\": %d, \"fresh_spread\": %d, \"fresh_topic_spread\": %d,"
                         + " \"fresh_load_squares\": %d, \"leave_load_squares\": %d,"
-                        + " \"leave_spread\": %d, \"leave_topic_spread\": %d, \"leave_moved\": %d}%n",
+                        + " \"leave_spread\": %d, \"leave_topic_spread\": %d, \"leave_moved\": %d,"
+                        + " \"leave_fewest_moves\": %d}%n",
                         name, assignor, fresh.subs.size(), total(s), spread(first),
                         topicSpread(first, fresh), squares(first), squares(second), spread(second), topicSpread(second, after),
-                        moved(after, second));
+                        moved(after, second), moved(after, exact));
             }
         }
     }

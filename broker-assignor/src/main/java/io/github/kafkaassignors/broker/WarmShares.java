@@ -1,0 +1,580 @@
+package io.github.kafkaassignors.broker;
+
+import java.util.Arrays;
+
+/**
+ * The counts {@link ShareFlow} computes (partitions of each topic per member: the same three
+ * objectives, the same optimum), reached from a warm start instead of from nothing. Each member
+ * first keeps what it owns and the rest is dealt greedily (each unit to the subscriber whose
+ * load, then share of the topic, grows least; members with fewer topics still to come first).
+ * That start is then made optimal by cancelling negative cycles, which is exact: a flow is a
+ * min-cost flow exactly when its residual graph has no cycle of negative cost.
+ *
+ * <p>The cycles are looked for on a graph of topics and one load node only: an arc t -> u is
+ * the cheapest way for one member to take one more partition of t and give up one of u (u the
+ * load node: its load grows; t the load node: its load shrinks), so Bellman-Ford runs over at
+ * most (topics + 1)^2 arcs whatever the number of members. A negative cycle there changes every
+ * (member, topic) count at most once and one member's load up and one down, so its cost is what
+ * applying it costs (or more), and applying it improves the flow; with none left the flow is
+ * optimal. When the start already meets the lower bounds (every load within one of the group's
+ * average, every topic within one of its subscribers' average, everything owned kept) it is
+ * optimal without a search.
+ *
+ * <p>Costs are compared lexicographically as in {@link ShareFlow}: (load, topic share, kept).
+ * Ties between members go to the first in canonical order, so the result is deterministic;
+ * it may break a tie differently from {@link ShareFlow}, never on an objective.
+ */
+final class WarmShares {
+    /** Cancelled cycles before handing over to {@link ShareFlow} (a count, not a time). */
+    static final int MAX_CYCLES = 20_000;
+
+    private final Problem problem;
+    private final int members;
+    private final int topics;
+    private final int[][] subs;
+    private final int[][] own;
+    private final int[][] x;
+    private final int[] load;
+    /** Topic -> members subscribed to it, and where the topic sits in each one's list. */
+    private final int[][] topicMembers;
+    private final int[][] topicSlots;
+
+    // the condensed graph: nodes 0..topics-1 and the load node `topics`; arc u -> v at u * n + v
+    private final int n;
+    private final long[] arcA;
+    private final long[] arcB;
+    private final long[] arcC;
+    private final int[] arcMember; // -1: no arc
+    private final int[] arcUp;     // slot of the member's count that grows (-1: none)
+    private final int[] arcDown;   // slot of the member's count that shrinks (-1: none)
+    private final int[] active;
+    private int activeCount;
+
+    private WarmShares(Problem problem) {
+        this.problem = problem;
+        this.members = problem.members();
+        this.topics = problem.topics();
+        this.subs = problem.subs;
+        own = new int[members][];
+        x = new int[members][];
+        load = new int[members];
+        int[] perTopic = new int[topics];
+        for (int m = 0; m < members; m++) {
+            int[] s = subs[m];
+            own[m] = new int[s.length];
+            x[m] = new int[s.length];
+            for (int k = 0; k < s.length; k++) {
+                own[m][k] = problem.ownedCount(m, s[k]);
+                perTopic[s[k]]++;
+            }
+        }
+        topicMembers = new int[topics][];
+        topicSlots = new int[topics][];
+        for (int t = 0; t < topics; t++) {
+            topicMembers[t] = new int[perTopic[t]];
+            topicSlots[t] = new int[perTopic[t]];
+        }
+        int[] fill = new int[topics];
+        for (int m = 0; m < members; m++) {
+            int[] s = subs[m];
+            for (int k = 0; k < s.length; k++) {
+                int t = s[k];
+                topicMembers[t][fill[t]] = m;
+                topicSlots[t][fill[t]++] = k;
+            }
+        }
+        n = topics + 1;
+        arcA = new long[n * n];
+        arcB = new long[n * n];
+        arcC = new long[n * n];
+        arcMember = new int[n * n];
+        arcUp = new int[n * n];
+        arcDown = new int[n * n];
+        active = new int[n * n];
+    }
+
+    /** x[m][k]: partitions member m gets of its k-th subscribed topic; exact. */
+    static int[][] solve(Problem problem) {
+        int[][] x = new WarmShares(problem).run();
+        return x != null ? x : ShareFlow.of(problem).solve();
+    }
+
+    /** The optimal counts, or null if the cycle budget ran out. */
+    int[][] run() {
+        start();
+        if (meetsLowerBounds()) {
+            return x;
+        }
+        level();
+        int[] cycle = new int[n];
+        for (int round = 0; round < MAX_CYCLES; round++) {
+            buildArcs();
+            int len = negativeCycle(cycle);
+            if (len == 0) {
+                return x;
+            }
+            if (!stillPays(cycle, len)) {
+                return null; // cannot happen (a predecessor cycle is negative): be safe
+            }
+            // the same moves again while they still pay (a load far off takes many units)
+            do {
+                apply(cycle, len);
+            } while (stillPays(cycle, len));
+        }
+        return null;
+    }
+
+    // ---- the warm start ----
+
+    private void start() {
+        int[] left = problem.counts.clone();
+        int[] remaining = new int[members]; // topics still to deal a member may get units of
+        for (int m = 0; m < members; m++) {
+            for (int k = 0; k < subs[m].length; k++) {
+                x[m][k] = own[m][k];
+                load[m] += own[m][k];
+                left[subs[m][k]] -= own[m][k];
+            }
+        }
+        Integer[] order = new Integer[topics];
+        for (int t = 0; t < topics; t++) {
+            order[t] = t;
+            if (left[t] > 0) {
+                for (int m : topicMembers[t]) {
+                    remaining[m]++;
+                }
+            }
+        }
+        // the topics with the most partitions to deal per subscriber first: their subscribers
+        // carry the heaviest loads, the others fill in around them
+        Arrays.sort(order, (a, b) -> {
+            long l = (long) left[a] * Math.max(1, topicMembers[b].length);
+            long r = (long) left[b] * Math.max(1, topicMembers[a].length);
+            if (l != r) {
+                return Long.compare(r, l);
+            }
+            return topicMembers[a].length != topicMembers[b].length
+                    ? Integer.compare(topicMembers[a].length, topicMembers[b].length)
+                    : Integer.compare(a, b);
+        });
+        int[] heap = new int[members];
+        long[] keys = new long[members];
+        for (int t : order) {
+            if (left[t] <= 0 || topicMembers[t].length == 0) {
+                continue;
+            }
+            if (dealPacked(t, left[t], remaining, keys)) {
+                for (int m : topicMembers[t]) {
+                    remaining[m]--;
+                }
+                continue;
+            }
+            int size = topicMembers[t].length;
+            for (int i = 0; i < size; i++) {
+                heap[i] = i; // positions in topicMembers[t]
+            }
+            for (int i = size / 2 - 1; i >= 0; i--) {
+                siftDown(heap, size, i, t, remaining);
+            }
+            for (int u = left[t]; u > 0; u--) {
+                int i = heap[0];
+                int m = topicMembers[t][i];
+                x[m][topicSlots[t][i]]++;
+                load[m]++;
+                siftDown(heap, size, 0, t, remaining);
+            }
+            for (int m : topicMembers[t]) {
+                remaining[m]--;
+            }
+        }
+    }
+
+    /**
+     * Deals {@code units} of topic t as {@link #before} orders its subscribers, with the order
+     * packed into one long per subscriber (load, share, topics to come, position: the position
+     * in the topic's list follows canonical order); false if the numbers do not fit.
+     */
+    private boolean dealPacked(int t, int units, int[] remaining, long[] keys) {
+        int size = topicMembers[t].length;
+        if (size >= 1 << 20) {
+            return false;
+        }
+        for (int i = 0; i < size; i++) {
+            int m = topicMembers[t][i];
+            long l = load[m] + (long) units;
+            long v = x[m][topicSlots[t][i]] + (long) units;
+            if (l >= 1 << 19 || v >= 1 << 12 || remaining[m] >= 1 << 12) {
+                return false;
+            }
+            keys[i] = (long) load[m] << 44 | (long) x[m][topicSlots[t][i]] << 32
+                    | (long) remaining[m] << 20 | i;
+        }
+        for (int i = size / 2 - 1; i >= 0; i--) {
+            siftDownPacked(keys, size, i);
+        }
+        final long unit = 1L << 44 | 1L << 32;
+        for (int u = 0; u < units; u++) {
+            int i = (int) (keys[0] & 0xfffff);
+            int m = topicMembers[t][i];
+            x[m][topicSlots[t][i]]++;
+            load[m]++;
+            keys[0] += unit;
+            siftDownPacked(keys, size, 0);
+        }
+        return true;
+    }
+
+    private static void siftDownPacked(long[] heap, int size, int i) {
+        long v = heap[i];
+        while (true) {
+            int c = 2 * i + 1;
+            if (c >= size) {
+                break;
+            }
+            if (c + 1 < size && heap[c + 1] < heap[c]) {
+                c++;
+            }
+            if (heap[c] >= v) {
+                break;
+            }
+            heap[i] = heap[c];
+            i = c;
+        }
+        heap[i] = v;
+    }
+
+    /**
+     * Moves single partitions within a topic from its most loaded holder to its least loaded
+     * subscriber while their loads differ by two or more (each move lowers the sum of squared
+     * loads), the shortest of the cycles the search would otherwise find one by one.
+     */
+    private void level() {
+        boolean moved = true;
+        for (int pass = 0; moved && pass < 64; pass++) {
+            moved = false;
+            for (int t = 0; t < topics; t++) {
+                int[] ms = topicMembers[t];
+                int[] ks = topicSlots[t];
+                if (ms.length < 2) {
+                    continue;
+                }
+                while (true) {
+                    int lo = -1;
+                    int hi = -1;
+                    for (int i = 0; i < ms.length; i++) {
+                        int m = ms[i];
+                        int v = x[m][ks[i]];
+                        if (lo < 0 || load[m] < load[ms[lo]]
+                                || load[m] == load[ms[lo]] && v < x[ms[lo]][ks[lo]]) {
+                            lo = i;
+                        }
+                        if (v > 0 && (hi < 0 || load[m] > load[ms[hi]]
+                                || load[m] == load[ms[hi]] && v > x[ms[hi]][ks[hi]])) {
+                            hi = i;
+                        }
+                    }
+                    if (hi < 0 || load[ms[hi]] - load[ms[lo]] < 2) {
+                        break;
+                    }
+                    x[ms[hi]][ks[hi]]--;
+                    load[ms[hi]]--;
+                    x[ms[lo]][ks[lo]]++;
+                    load[ms[lo]]++;
+                    moved = true;
+                }
+                // then even shares: one load down by one, one up, the sum of squares stays
+                if (ms.length <= 256) {
+                    while (true) {
+                        int from = -1;
+                        int to = -1;
+                        int best = 1;
+                        for (int i = 0; i < ms.length; i++) {
+                            int a = ms[i];
+                            int xa = x[a][ks[i]];
+                            if (xa < 2) {
+                                continue;
+                            }
+                            for (int j = 0; j < ms.length; j++) {
+                                int b = ms[j];
+                                if (load[a] == load[b] + 1 && xa - x[b][ks[j]] > best) {
+                                    best = xa - x[b][ks[j]];
+                                    from = i;
+                                    to = j;
+                                }
+                            }
+                        }
+                        if (from < 0) {
+                            break;
+                        }
+                        x[ms[from]][ks[from]]--;
+                        load[ms[from]]--;
+                        x[ms[to]][ks[to]]++;
+                        load[ms[to]]++;
+                        moved = true;
+                    }
+                }
+            }
+        }
+    }
+
+    /** Whether position i of topic t's subscribers should get the next unit before j. */
+    private boolean before(int t, int i, int j, int[] remaining) {
+        int a = topicMembers[t][i];
+        int b = topicMembers[t][j];
+        if (load[a] != load[b]) {
+            return load[a] < load[b];
+        }
+        int xa = x[a][topicSlots[t][i]];
+        int xb = x[b][topicSlots[t][j]];
+        if (xa != xb) {
+            return xa < xb;
+        }
+        if (remaining[a] != remaining[b]) {
+            return remaining[a] < remaining[b];
+        }
+        return a < b;
+    }
+
+    private void siftDown(int[] heap, int size, int i, int t, int[] remaining) {
+        int v = heap[i];
+        while (true) {
+            int c = 2 * i + 1;
+            if (c >= size) {
+                break;
+            }
+            if (c + 1 < size && before(t, heap[c + 1], heap[c], remaining)) {
+                c++;
+            }
+            if (!before(t, heap[c], v, remaining)) {
+                break;
+            }
+            heap[i] = heap[c];
+            i = c;
+        }
+        heap[i] = v;
+    }
+
+    /**
+     * Loads within one of the average over all members, each topic within one of the average
+     * over its subscribers, and everything owned kept: no flow does better on any objective.
+     */
+    private boolean meetsLowerBounds() {
+        long total = 0;
+        for (int t = 0; t < topics; t++) {
+            if (topicMembers[t].length > 0) {
+                total += problem.counts[t];
+            }
+        }
+        long q = total / members;
+        for (int m = 0; m < members; m++) {
+            if (load[m] < q || load[m] > q + 1) {
+                return false;
+            }
+        }
+        for (int t = 0; t < topics; t++) {
+            int size = topicMembers[t].length;
+            if (size == 0) {
+                continue;
+            }
+            int qt = problem.counts[t] / size;
+            for (int i = 0; i < size; i++) {
+                int v = x[topicMembers[t][i]][topicSlots[t][i]];
+                if (v < qt || v > qt + 1) {
+                    return false;
+                }
+            }
+        }
+        for (int m = 0; m < members; m++) {
+            for (int k = 0; k < own[m].length; k++) {
+                if (x[m][k] < own[m][k]) {
+                    return false;
+                }
+            }
+        }
+        return true;
+    }
+
+    // ---- negative cycles on the condensed graph ----
+
+    private void buildArcs() {
+        Arrays.fill(arcMember, -1);
+        int sinkNode = topics;
+        for (int m = 0; m < members; m++) {
+            int[] s = subs[m];
+            int[] xs = x[m];
+            int[] os = own[m];
+            long up = 2L * load[m] + 1;
+            long down = -(2L * load[m] - 1);
+            for (int j = 0; j < s.length; j++) {
+                long ib = 2L * xs[j] + 1;
+                long ic = xs[j] < os[j] ? -1 : 0;
+                consider(s[j] * n + sinkNode, up, ib, ic, m, j, -1);
+            }
+            for (int k = 0; k < s.length; k++) {
+                if (xs[k] == 0) {
+                    continue;
+                }
+                long db = -(2L * xs[k] - 1);
+                long dc = xs[k] - 1 < os[k] ? 1 : 0;
+                consider(sinkNode * n + s[k], down, db, dc, m, -1, k);
+                for (int j = 0; j < s.length; j++) {
+                    if (j != k) {
+                        long ib = 2L * xs[j] + 1;
+                        long ic = xs[j] < os[j] ? -1 : 0;
+                        consider(s[j] * n + s[k], 0, ib + db, ic + dc, m, j, k);
+                    }
+                }
+            }
+        }
+        activeCount = 0;
+        for (int a = 0; a < n * n; a++) {
+            if (arcMember[a] >= 0) {
+                active[activeCount++] = a;
+            }
+        }
+    }
+
+    private void consider(int arc, long a, long b, long c, int m, int up, int down) {
+        if (arcMember[arc] >= 0 && compare(a, b, c, arcA[arc], arcB[arc], arcC[arc]) >= 0) {
+            return;
+        }
+        arcA[arc] = a;
+        arcB[arc] = b;
+        arcC[arc] = c;
+        arcMember[arc] = m;
+        arcUp[arc] = up;
+        arcDown[arc] = down;
+    }
+
+    private static int compare(long a1, long b1, long c1, long a2, long b2, long c2) {
+        if (a1 != a2) {
+            return Long.compare(a1, a2);
+        }
+        if (b1 != b2) {
+            return Long.compare(b1, b2);
+        }
+        return Long.compare(c1, c2);
+    }
+
+    /**
+     * Bellman-Ford from every node at once (all distances 0); a cycle among the predecessor
+     * arcs has negative cost. Fills {@code cycle} with its arcs; returns their number, 0 if none.
+     */
+    private int negativeCycle(int[] cycle) {
+        long[] da = new long[n];
+        long[] db = new long[n];
+        long[] dc = new long[n];
+        int[] pred = new int[n];
+        Arrays.fill(pred, -1);
+        int[] mark = new int[n];
+        int stamp = 0;
+        for (int pass = 0; pass < n; pass++) {
+            boolean changed = false;
+            for (int i = 0; i < activeCount; i++) {
+                int arc = active[i];
+                int u = arc / n;
+                int v = arc % n;
+                long a = da[u] + arcA[arc];
+                long b = db[u] + arcB[arc];
+                long c = dc[u] + arcC[arc];
+                if (compare(a, b, c, da[v], db[v], dc[v]) < 0) {
+                    da[v] = a;
+                    db[v] = b;
+                    dc[v] = c;
+                    pred[v] = arc;
+                    changed = true;
+                }
+            }
+            if (!changed) {
+                return 0;
+            }
+            // look for a cycle among the predecessors
+            for (int s = 0; s < n; s++) {
+                stamp++;
+                int v = s;
+                while (v >= 0 && mark[v] != stamp && mark[v] >= 0) {
+                    mark[v] = stamp;
+                    v = pred[v] < 0 ? -1 : pred[v] / n;
+                }
+                if (v >= 0 && mark[v] == stamp) {
+                    return collect(v, pred, cycle);
+                }
+                // settle the walked nodes as cycle-free for this pass
+                int w = s;
+                while (w >= 0 && mark[w] == stamp) {
+                    mark[w] = -stamp;
+                    w = pred[w] < 0 ? -1 : pred[w] / n;
+                }
+            }
+            // marks are only valid within a pass
+            Arrays.fill(mark, 0);
+            stamp = 0;
+        }
+        throw new IllegalStateException("Bellman-Ford did not settle");
+    }
+
+    private int collect(int start, int[] pred, int[] cycle) {
+        int len = 0;
+        int v = start;
+        do {
+            cycle[len++] = pred[v];
+            v = pred[v] / n;
+        } while (v != start);
+        return len;
+    }
+
+    /**
+     * Whether applying the cycle's moves (once more) (the same members, the same counts) would
+     * improve the flow: each arc's cost recomputed from the current counts. A member on two
+     * arcs changes two different counts (every topic is on the cycle once), and the load node
+     * is on it once, so the costs add up.
+     */
+    private boolean stillPays(int[] cycle, int len) {
+        long a = 0;
+        long b = 0;
+        long c = 0;
+        for (int i = 0; i < len; i++) {
+            int arc = cycle[i];
+            int m = arcMember[arc];
+            int up = arcUp[arc];
+            int down = arcDown[arc];
+            if (up >= 0) {
+                b += 2L * x[m][up] + 1;
+                c += x[m][up] < own[m][up] ? -1 : 0;
+            } else {
+                if (load[m] == 0) {
+                    return false;
+                }
+                a -= 2L * load[m] - 1;
+            }
+            if (down >= 0) {
+                if (x[m][down] == 0) {
+                    return false;
+                }
+                b -= 2L * x[m][down] - 1;
+                c += x[m][down] - 1 < own[m][down] ? 1 : 0;
+            } else {
+                a += 2L * load[m] + 1;
+            }
+        }
+        return compare(a, b, c, 0, 0, 0) < 0;
+    }
+
+    /** One unit around the cycle. */
+    private void apply(int[] cycle, int len) {
+        for (int i = 0; i < len; i++) {
+            int arc = cycle[i];
+            int m = arcMember[arc];
+            if (arcUp[arc] >= 0) {
+                x[m][arcUp[arc]]++;
+            } else {
+                load[m]--; // from the load node
+            }
+            if (arcDown[arc] >= 0) {
+                x[m][arcDown[arc]]--;
+            } else {
+                load[m]++; // to the load node
+            }
+        }
+    }
+}
