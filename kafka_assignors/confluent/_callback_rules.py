@@ -87,12 +87,12 @@ class CallbackRules:
         self,
         message: Any = None,
         offsets: Sequence[Any] | None = None,
-        asynchronous: bool = False,
+        asynchronous: bool = True,
     ) -> list[Any] | None:
         """Commit ``message``'s offset, ``offsets``, or everything consumed.
 
-        Synchronous by default (confluent-kafka's default is asynchronous): the returned
-        partitions are committed when this returns.
+        Asynchronous by default, as confluent-kafka's (results go to ``on_commit``); with
+        ``asynchronous=False`` the returned partitions are committed when this returns.
         """
         self._check_usable(None)
         return self._commit(message, offsets, asynchronous)

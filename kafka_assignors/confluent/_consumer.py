@@ -19,7 +19,6 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import confluent_kafka
-import confluent_kafka.error
 from confluent_kafka import KafkaError, KafkaException
 from confluent_kafka import TopicPartition as CTopicPartition
 from kafka import KafkaConsumer
@@ -147,8 +146,15 @@ class BridgedConsumer(CallbackRules, Consumer):
     def _subscribe(self, topics: Sequence[str], callbacks: dict[str, Callback]) -> None:
         names = [str(t) for t in topics]
         patterns = [t for t in names if t.startswith("^")]
-        if not names or (patterns and len(patterns) != len(names)):
-            raise ValueError("subscribe() needs topic names, or only regexes (starting with ^)")
+        if not names:
+            raise KafkaException(KafkaError(KafkaError._INVALID_ARG,
+                                            "subscribe() needs at least one topic"))
+        if patterns and len(patterns) != len(names):
+            raise KafkaException(KafkaError(
+                KafkaError._INVALID_ARG,
+                "subscribe() takes topic names, or only regexes (starting with ^), not both: "
+                "the membership client subscribes to a list or to one pattern",
+            ))
         if self._manual:  # from manual assignment to the group's
             self._manual_auto_commit(final=True)
             _Base.unassign(self)
@@ -246,7 +252,7 @@ class BridgedConsumer(CallbackRules, Consumer):
     def _poll_waiting(self, timeout: float | None) -> Any:
         now = _monotonic()
         if now >= self._next_service or self._steps:
-            event = self._service(now, "poll")
+            event = self._service(now)
             if event is not None:
                 return event
         self._fast = True
@@ -259,7 +265,7 @@ class BridgedConsumer(CallbackRules, Consumer):
             if now >= deadline:
                 return None
             if now >= self._next_service or self._steps:
-                event = self._service(now, "poll")
+                event = self._service(now)
                 if event is not None:
                     return event
 
@@ -267,7 +273,7 @@ class BridgedConsumer(CallbackRules, Consumer):
         """Up to ``num_messages`` messages, waiting at most ``timeout`` seconds (-1: forever)."""
         now = _monotonic()
         if now >= self._next_service or self._steps:
-            event = self._service(now, "consume")
+            event = self._service(now)
             if event is not None:
                 return [event]
         deadline = math.inf if timeout is None or timeout < 0 else now + timeout
@@ -283,11 +289,11 @@ class BridgedConsumer(CallbackRules, Consumer):
             if now >= self._next_service or self._steps:
                 if out:  # never run a rebalance step while holding undelivered messages
                     return out
-                event = self._service(now, "consume")
+                event = self._service(now)
                 if event is not None:
                     return [event]
 
-    def _service(self, now: float, api: str) -> Any:
+    def _service(self, now: float) -> Any:
         """Rebalance steps, membership errors, auto-commit and commit callbacks.
 
         Returns an error event for the application (a message whose ``error()`` is set),
@@ -305,8 +311,8 @@ class BridgedConsumer(CallbackRules, Consumer):
         if self._progress.assigned() and not self._membership.in_group():
             self._rebalancer.release_lost()  # expelled or left: lost before any more message
         stalled = self._membership.take_stall()
-        if stalled is not None:  # as librdkafka: once, after on_lost, from the next call
-            raise _stall_error(api, max_poll_exceeded(self._max_poll_s, now - stalled))
+        if stalled is not None:  # as librdkafka: once, after on_lost, an error event
+            return error_event(None, max_poll_exceeded(self._max_poll_s, now - stalled))
         self._deliver_commit_results()
         if self._manual:
             self._manual_auto_commit(final=False, now=now)
@@ -317,7 +323,7 @@ class BridgedConsumer(CallbackRules, Consumer):
                 self._membership.commit_async(pending)
         error = self._membership.take_error()
         if error is not None:
-            return error_event(error)
+            return error_event(error, as_kafka_exception(error).args[0])
         return None
 
     def _slow_down(self) -> None:
@@ -509,21 +515,11 @@ def check_message(message: Any, api: str) -> None:
         ))
 
 
-def error_event(error: BaseException) -> Any:
-    """A membership client's error as librdkafka reports a group error: a message whose
-    ``error()`` is set (raised where this confluent-kafka cannot make one)."""
-    exc = as_kafka_exception(error)
+def error_event(cause: BaseException | None, error: Any) -> Any:
+    """A ``KafkaError`` as librdkafka reports a consumer-group error: a message whose
+    ``error()`` is set (raised as ``KafkaException`` where this confluent-kafka cannot make
+    one)."""
     try:
-        return confluent_kafka.Message(error=exc.args[0])
+        return confluent_kafka.Message(error=error)
     except TypeError:  # confluent-kafka without a Message constructor
-        raise exc from error
-
-
-def _stall_error(api: str, error: Any) -> Any:
-    """confluent-kafka raises a stall's error from poll() as KafkaException and from
-    consume() as ConsumeError (where it has one)."""
-    if api == "consume":
-        consume_error = getattr(confluent_kafka.error, "ConsumeError", None)
-        if consume_error is not None:
-            return consume_error(error)
-    return KafkaException(error)
+        raise KafkaException(error) from cause
