@@ -369,7 +369,32 @@ def sc_commit_paths_after_rebalance(make: Make, topic: str) -> Obs:
     return obs
 
 
+def sc_fenced(make: Make, topic: str) -> Obs:
+    """A second static member with the same group.instance.id fences the first."""
+    instance = {"group.instance.id": f"static-{uuid.uuid4().hex[:6]}"}
+    first = make(**instance)
+    first.subscribe([topic])
+    obs: Obs = {"assigned": len(wait_assigned(first))}
+    second = make(**instance)
+    second.subscribe([topic])
+    errors: list[Any] = []
+    deadline = time.monotonic() + 25
+    while time.monotonic() < deadline and not errors:
+        second.poll(0.1)
+        result = outcome(lambda: first.poll(0.1))
+        if isinstance(result, str):
+            errors.append(result)
+    obs["first's poll"] = errors
+    obs["first's commit after"] = outcome(
+        lambda: first.commit(offsets=[TopicPartition(topic, 0, 1)], asynchronous=False))
+    obs["second assigned"] = len(wait_assigned(second))
+    for consumer in (second, first):
+        outcome(consumer.close)
+    return obs
+
+
 SCENARIOS: dict[str, Callable[[Make, str], Obs]] = {
+    "fenced": sc_fenced,
     "subscribe": sc_subscribe,
     "consume": sc_consume,
     "commits": sc_commits,

@@ -68,6 +68,8 @@ class BridgedConsumer(CallbackRules, Consumer):
         protocol = rebalance_protocol(self._assignors)
         self._closed = False
         self._subscribed = False
+        #: a fatal error (a fenced static member): raised by every later commit
+        self._fatal: Any = None
         #: manual assignment (assign() without subscribe()): librdkafka's own, no group
         self._manual = False
         self._manual_committed: dict[tuple[str, int], int] = {}
@@ -323,7 +325,10 @@ class BridgedConsumer(CallbackRules, Consumer):
                 self._membership.commit_async(pending)
         error = self._membership.take_error()
         if error is not None:
-            return error_event(error, as_kafka_exception(error).args[0])
+            kafka_error = as_kafka_exception(error).args[0]
+            if kafka_error.fatal():
+                self._fatal = kafka_error
+            return error_event(error, kafka_error)
         return None
 
     def _slow_down(self) -> None:
@@ -346,6 +351,8 @@ class BridgedConsumer(CallbackRules, Consumer):
         subscription, librdkafka's own commit (manual assignment, no group membership)."""
         if not self._subscribed:
             return self._librdkafka_commit(message, offsets, asynchronous)
+        if self._fatal is not None:
+            raise KafkaException(self._fatal)
         if message is not None and offsets is not None:
             raise ValueError("Commit takes only one of message or offsets")
         if message is not None:
@@ -363,7 +370,10 @@ class BridgedConsumer(CallbackRules, Consumer):
         try:
             self._membership.commit(to_commit)
         except kp_errors.KafkaError as exc:
-            raise as_kafka_exception(exc) from exc
+            error = as_kafka_exception(exc)
+            if isinstance(exc, kp_errors.FencedInstanceIdError):
+                self._fatal = error.args[0]  # as librdkafka: every later commit fails so
+            raise error from exc
         return confluent_partitions(to_commit)
 
     def _librdkafka_commit(

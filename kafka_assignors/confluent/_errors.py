@@ -47,6 +47,8 @@ def as_kafka_exception(exc: BaseException) -> Any:
     Broker error codes are the same numbers in both libraries; client-side
     kafka-python errors get the closest librdkafka code.
     """
+    if isinstance(exc, kp_errors.FencedInstanceIdError):
+        return KafkaException(fenced_error(exc))
     errno = getattr(exc, "errno", None)
     retriable = bool(getattr(exc, "retriable", False))
     if isinstance(errno, int) and errno > 0:
@@ -59,6 +61,16 @@ def as_kafka_exception(exc: BaseException) -> Any:
     else:
         code = KafkaError._FAIL
     return KafkaException(KafkaError(code, f"{type(exc).__name__}: {exc}", retriable=retriable))
+
+
+def fenced_error(exc: BaseException) -> Any:
+    """librdkafka's fatal error for a fenced static member (FENCED_INSTANCE_ID): ``_FATAL``."""
+    return KafkaError(
+        KafkaError._FATAL,
+        f"Fatal error: Broker: Static consumer fenced by other consumer with same "
+        f"group.instance.id ({type(exc).__name__}: {exc}); create a new consumer",
+        fatal=True,
+    )
 
 
 def state_error(message: str) -> Any:
