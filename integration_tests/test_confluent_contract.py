@@ -110,7 +110,7 @@ def summary(value: Any) -> Any:
     return type(value).__name__
 
 
-def poll_until(consumer: Any, want: int, timeout_s: float = 30.0) -> list[Any]:
+def poll_until(consumer: Any, want: int, timeout_s: float = 60.0) -> list[Any]:
     """Messages (no error events) until ``want`` arrived or ``timeout_s`` passed."""
     got: list[Any] = []
     deadline = time.monotonic() + timeout_s
@@ -226,8 +226,8 @@ def sc_store_offsets(make: Make, topic: str) -> Obs:
     c.subscribe([topic])
     msgs = poll_until(c, 2 * PER_PARTITION)
     obs: Obs = {"read": len(msgs)}
-    third = next(m for m in msgs if m.partition() == 0 and m.offset() == 2)
-    obs["store_offsets(message)"] = outcome(lambda: c.store_offsets(message=third))
+    third = [m for m in msgs if m.partition() == 0 and m.offset() == 2]
+    obs["store_offsets(message)"] = outcome(lambda: c.store_offsets(message=third[0]))
     obs["store_offsets(offsets)"] = outcome(
         lambda: c.store_offsets(offsets=[TopicPartition(topic, 1, 7)]))
     obs["commit()"] = outcome(lambda: c.commit(asynchronous=False))
