@@ -361,9 +361,28 @@ def sc_commit_paths_after_rebalance(make: Make, topic: str) -> Obs:
         b.poll(0.1)
     obs: Obs = {"read": len(msgs), "a holds": len(a.assignment()), "b holds": len(b.assignment())}
     mine = a.assignment()
-    # (which partition each keeps is the assignor's choice: only the offsets are compared)
+    held = [m for m in msgs if (m.topic(), m.partition()) in
+            {(tp.topic, tp.partition) for tp in mine}]
+
+    def committed() -> Any:
+        # (which partition each keeps is the assignor's choice: only the offsets are compared)
+        return [tp.offset for tp in a.committed(mine, timeout=10)]
+
     obs["commit() sync"] = outcome(lambda: [tp.offset for tp in a.commit(asynchronous=False)])
-    obs["committed"] = [tp.offset for tp in a.committed(mine, timeout=10)]
+    obs["committed after commit() sync"] = committed()
+    obs["commit(offsets)"] = outcome(lambda: [tp.offset for tp in a.commit(
+        offsets=[TopicPartition(tp.topic, tp.partition, 7) for tp in mine],
+        asynchronous=False)])
+    obs["committed after commit(offsets)"] = committed()
+    obs["commit(message)"] = outcome(lambda: [tp.offset for tp in a.commit(
+        message=held[-1], asynchronous=False)] if held else "nothing held")
+    obs["committed after commit(message)"] = committed()
+    a.commit(offsets=[TopicPartition(tp.topic, tp.partition, 3) for tp in mine],
+             asynchronous=False)
+    obs["commit() async"] = outcome(a.commit)
+    for _ in range(10):  # its result arrives while polling
+        a.poll(0.1)
+    obs["committed after commit() async"] = committed()
     b.close()
     a.close()
     return obs

@@ -363,7 +363,12 @@ class BridgedConsumer(CallbackRules, Consumer):
         else:
             to_commit = self._progress.consumed()
         if not to_commit:
-            raise KafkaException(KafkaError(KafkaError._NO_OFFSET, "no offsets to commit"))
+            nothing = KafkaError(KafkaError._NO_OFFSET, "no offsets to commit")
+            if not asynchronous:
+                raise KafkaException(nothing)
+            if self._settings.on_commit is not None:  # as librdkafka: reported to on_commit
+                self._commit_results.append(({}, nothing))
+            return None
         if asynchronous:
             self._membership.commit_async(to_commit)
             return None
@@ -473,8 +478,12 @@ class BridgedConsumer(CallbackRules, Consumer):
         on_commit = self._settings.on_commit
         while self._commit_results and on_commit is not None:
             offsets, result = self._commit_results.popleft()
-            failed = isinstance(result, BaseException)
-            error = as_kafka_exception(result).args[0] if failed else None
+            if isinstance(result, KafkaError):
+                error = result
+            elif isinstance(result, BaseException):
+                error = as_kafka_exception(result).args[0]
+            else:
+                error = None
             on_commit(error, confluent_partitions(offsets))
 
     # --- hooks of CallbackRules ------------------------------------------------------------
