@@ -68,7 +68,8 @@ def test_an_error_event_cannot_be_committed_or_stored() -> None:
     """commit(message=) / store_offsets(message=) of an error event: _INVALID_ARG, as librdkafka."""
     event = error_event(None, KafkaError(KafkaError.INVALID_SESSION_TIMEOUT, "refused"))
     assert isinstance(event, confluent_kafka.Message)
-    assert event.error().code() == KafkaError.INVALID_SESSION_TIMEOUT
+    error = event.error()
+    assert error is not None and error.code() == KafkaError.INVALID_SESSION_TIMEOUT
     for api in ("commit", "store_offsets"):
         with pytest.raises(KafkaException) as caught:
             check_message(event, api)
