@@ -14,6 +14,7 @@ from __future__ import annotations
 import collections
 import logging
 import math
+import re
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -168,11 +169,16 @@ class BridgedConsumer(CallbackRules, Consumer):
         self._rebalancer.on_lost = callbacks.get("on_lost")
         client = self._membership.client
         self._membership.join_poll_ms = PATTERN_POLL_MS if patterns else POLL_MS
-        if patterns:
-            pattern = "|".join(f"(?:{p})" for p in patterns)
-            client.subscribe(pattern=pattern, listener=self._rebalancer)
-        else:
-            client.subscribe(topics=names, listener=self._rebalancer)
+        try:
+            if patterns:
+                pattern = "|".join(f"(?:{p})" for p in patterns)
+                client.subscribe(pattern=pattern, listener=self._rebalancer)
+            else:
+                client.subscribe(topics=names, listener=self._rebalancer)
+        except (kp_errors.KafkaError, re.error) as exc:  # never kafka-python's exception types
+            raise KafkaException(KafkaError(
+                KafkaError._INVALID_ARG, f"subscribe({names}): {type(exc).__name__}: {exc}"
+            )) from exc
         self._subscribed = True
         self._next_service = 0.0
         self._next_auto_commit = _monotonic() + self._settings.auto_commit_interval_s
@@ -183,8 +189,12 @@ class BridgedConsumer(CallbackRules, Consumer):
         self._check_usable("unsubscribe")
         if self._subscribed:
             self._hand_back(_monotonic() + CLOSE_TIMEOUT_S)
-            self._membership.client.unsubscribe()
-            self._subscribed = False
+            try:
+                self._membership.client.unsubscribe()
+            except kp_errors.KafkaError as exc:
+                raise as_kafka_exception(exc) from exc
+            finally:
+                self._subscribed = False
 
     def _hand_back(self, deadline: float) -> None:
         """Finish a rebalance in progress, stop the membership thread, release everything."""
