@@ -102,7 +102,7 @@ def summary(value: Any) -> Any:
                 None if value.error is None else value.error.name())
     if isinstance(value, (list, tuple)):
         return [summary(v) for v in value]
-    if isinstance(value, confluent_kafka.Message):
+    if isinstance(value, confluent_kafka.Message) or hasattr(value, "error"):
         error = value.error()
         if error is not None:
             return f"error message {error.name()}"
@@ -301,18 +301,27 @@ def sc_session_below_minimum(make: Make, topic: str) -> Obs:
                     "max.poll.interval.ms": 6000})
     except Exception as exc:
         return {"constructor": f"raises {type(exc).__name__}"}
-    c.subscribe([topic])
-    error = None
-    deadline = time.monotonic() + 20
-    while error is None and time.monotonic() < deadline:
-        msg = c.poll(0.5)
-        if msg is not None and msg.error() is not None:
-            error = msg
-    obs["poll"] = summary(error)
-    if error is not None:
-        obs["commit(error message)"] = outcome(lambda: c.commit(message=error))
-        obs["store_offsets(error message)"] = outcome(lambda: c.store_offsets(message=error))
-    c.close()
+    try:
+        c.subscribe([topic])
+        event: Any = None
+        raised = None
+        deadline = time.monotonic() + 20
+        while event is None and raised is None and time.monotonic() < deadline:
+            try:
+                msg = c.poll(0.5)
+            except KafkaException as exc:
+                err = exc.args[0] if exc.args else None
+                name = err.name() if isinstance(err, KafkaError) else "?"
+                raised = f"raises KafkaException({name})"
+                break
+            if msg is not None and msg.error() is not None:
+                event = msg
+        obs["poll"] = raised if raised is not None else summary(event)
+        if event is not None:
+            obs["commit(error message)"] = outcome(lambda: c.commit(message=event))
+            obs["store_offsets(error message)"] = outcome(lambda: c.store_offsets(message=event))
+    finally:
+        c.close()
     return obs
 
 

@@ -546,9 +546,49 @@ def check_message(message: Any, api: str) -> None:
 
 def error_event(cause: BaseException | None, error: Any) -> Any:
     """A ``KafkaError`` as librdkafka reports a consumer-group error: a message whose
-    ``error()`` is set (raised as ``KafkaException`` where this confluent-kafka cannot make
-    one)."""
+    ``error()`` is set (:class:`ErrorEvent` where this confluent-kafka cannot make one)."""
     try:
         return confluent_kafka.Message(error=error)
-    except TypeError:  # confluent-kafka without a Message constructor
-        raise KafkaException(error) from cause
+    except TypeError:  # confluent-kafka before 2.7 has no Message constructor
+        return ErrorEvent(error)
+
+
+class ErrorEvent:
+    """An error event with ``confluent_kafka.Message``'s accessors, for confluent-kafka
+    releases that cannot construct a ``Message``: ``error()`` is set, the rest is None."""
+
+    def __init__(self, error: Any) -> None:
+        self._error = error
+
+    def error(self) -> Any:
+        return self._error
+
+    def topic(self) -> None:
+        return None
+
+    def partition(self) -> None:
+        return None
+
+    def offset(self) -> None:
+        return None
+
+    def key(self) -> None:
+        return None
+
+    def value(self) -> None:
+        return None
+
+    def headers(self) -> None:
+        return None
+
+    def leader_epoch(self) -> None:
+        return None
+
+    def latency(self) -> None:
+        return None
+
+    def timestamp(self) -> tuple[int, int]:
+        return (confluent_kafka.TIMESTAMP_NOT_AVAILABLE, 0)
+
+    def __len__(self) -> int:
+        return 0
