@@ -100,3 +100,18 @@ def test_the_membership_client_never_reports_consumed_offsets() -> None:
     assert client._subscription.all_consumed_offsets()[tp].offset == 0
     assert guard_consumed_offsets(client)
     assert client._subscription.all_consumed_offsets() == {}
+
+
+def test_error_events_without_a_message_constructor(monkeypatch: pytest.MonkeyPatch) -> None:
+    """confluent-kafka before 2.7 cannot construct a Message: the error event is an object with
+    Message's accessors (error() set), never an exception."""
+    def refuse(**_kwargs: object) -> None:
+        raise TypeError("cannot create 'cimpl.Message' instances")
+
+    monkeypatch.setattr(confluent_kafka, "Message", refuse)
+    event = error_event(None, KafkaError(KafkaError._MAX_POLL_EXCEEDED, "stalled"))
+    error = event.error()
+    assert error is not None and error.code() == KafkaError._MAX_POLL_EXCEEDED
+    assert event.offset() is None and event.value() is None
+    with pytest.raises(KafkaException):
+        check_message(event, "commit")
