@@ -373,8 +373,9 @@ def test_after_a_stall_past_max_poll_interval_no_message_of_a_lost_partition_is_
     unique_name: Callable[[str], str],
 ) -> None:
     """A member that stops polling for longer than max.poll.interval.ms leaves the group; its next
-    poll() runs on_lost before anything else and never returns a message librdkafka buffered
-    for a partition the group has given to another member."""
+    poll() runs on_lost before anything else, reports _MAX_POLL_EXCEEDED once (an error event,
+    as librdkafka) and never returns a message librdkafka buffered for a partition the group
+    has given to another member."""
     import threading
 
     from kafka_assignors.confluent import Consumer
@@ -429,10 +430,14 @@ def test_after_a_stall_past_max_poll_interval_no_message_of_a_lost_partition_is_
         deadline = time.monotonic() + 10  # the other member holds everything: lost comes first
         while time.monotonic() < deadline:
             msg = stalled.poll(0.1)
-            if msg is not None and msg.error() is None:
+            if msg is not None and msg.error() is not None:
+                timeline.append((msg.error().name(), -1))
+            elif msg is not None:
                 timeline.append(("message", msg.partition()))
                 assert msg.partition() in held, (msg.partition(), held, timeline[:20])
         assert timeline and timeline[0][0] == "lost", timeline[:20]
+        # as librdkafka: the stall is reported once, as an error event, after on_lost
+        assert [e for e, _ in timeline if e.startswith("_")] == ["_MAX_POLL_EXCEEDED"], timeline
     finally:
         stop.set()
         thread.join(40)

@@ -43,7 +43,6 @@ def offsets(**by_partition: int) -> Offsets:
 
 @pytest.fixture
 def no_patches(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(_membership, "patch_rejoin_hang", lambda client: False)
     monkeypatch.setattr(_membership, "_warned_no_hook", True)
 
 

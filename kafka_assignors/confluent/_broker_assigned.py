@@ -3,7 +3,7 @@
 In a ``group.protocol=consumer`` group the broker runs the assignor, so librdkafka is the
 member itself and nothing needs bridging: this class is a plain ``confluent_kafka.Consumer``
 with the strategy mapped to ``group.remote.assignor`` and the bridge's surface kept (the
-same callbacks, ``commit()`` synchronous by default, ``assign()`` only from callbacks).
+same callbacks; ``assign()`` from callbacks, or without ``subscribe()`` for manual assignment).
 The protocol is incremental: ``on_assign``/``on_revoke`` get only the partitions that change,
 as in cooperative mode.  A broker without the assignor asked for makes ``poll()`` and
 ``consume()`` raise :class:`UnsupportedAssignorError` naming the assignors it has.
@@ -45,6 +45,7 @@ class BrokerAssignedConsumer(CallbackRules, Consumer):
         self._settings: ConsumerProtocolConfig = settings
         self._closed = False
         self._in_callback = False
+        self._subscribed = False
         #: the UNSUPPORTED_ASSIGNOR error once seen: raised again by every poll()/consume()
         self._fatal: UnsupportedAssignorError | None = None
         super().__init__(settings.confluent)
@@ -62,6 +63,7 @@ class BrokerAssignedConsumer(CallbackRules, Consumer):
     def _subscribe(self, topics: Sequence[str], callbacks: dict[str, Callback]) -> None:
         marked = {name: self._marked(cb) for name, cb in callbacks.items()}
         _Base.subscribe(self, list(topics), **marked)
+        self._subscribed = True
 
     def _marked(self, callback: Callback) -> Callback:
         """The callback, run with the flag that allows assign() and forbids poll()."""
@@ -77,6 +79,7 @@ class BrokerAssignedConsumer(CallbackRules, Consumer):
         """Leave the group (librdkafka calls on_revoke with every partition held)."""
         self._check_usable("unsubscribe")
         _Base.unsubscribe(self)
+        self._subscribed = False
 
     # --- consuming ------------------------------------------------------------------------
 
@@ -122,6 +125,9 @@ class BrokerAssignedConsumer(CallbackRules, Consumer):
 
     def _in_rebalance_callback(self) -> bool:
         return self._in_callback
+
+    def _group_subscribed(self) -> bool:
+        return self._subscribed
 
     def _commit(
         self, message: Any, offsets: Sequence[Any] | None, asynchronous: bool

@@ -1,8 +1,10 @@
 """What both consumers allow, and when: the rules shared by the bridge and the KIP-848 member.
 
-The group decides the assignment, so ``assign()`` and friends work only inside a rebalance
-callback, group calls (``subscribe()``, ``close()``, ...) only outside one, and nothing
-after ``close()``.  Each consumer says how it knows it is in a callback and how it closes.
+While subscribed the group decides the assignment, so ``assign()`` and friends work only
+inside a rebalance callback; without a subscription they are manual assignment and go
+straight to librdkafka, as with confluent-kafka.  Group calls (``subscribe()``, ``close()``,
+...) work only outside a callback, and nothing after ``close()``.  Each consumer says how it
+knows it is in a callback, whether it is subscribed, and how it closes.
 """
 
 from __future__ import annotations
@@ -50,6 +52,13 @@ class CallbackRules:
     def _user_moved(self) -> None:
         """A callback moved partitions itself (the bridge must not move them again)."""
 
+    def _group_subscribed(self) -> bool:
+        """True while subscribed (the group assigns); False: manual assignment is allowed."""
+        raise NotImplementedError
+
+    def _manually_assigned(self) -> None:
+        """The application assigned partitions itself, without a subscription."""
+
     def _commit(
         self, message: Any, offsets: Sequence[Any] | None, asynchronous: bool
     ) -> list[Any] | None:
@@ -78,41 +87,47 @@ class CallbackRules:
         self,
         message: Any = None,
         offsets: Sequence[Any] | None = None,
-        asynchronous: bool = False,
+        asynchronous: bool = True,
     ) -> list[Any] | None:
         """Commit ``message``'s offset, ``offsets``, or everything consumed.
 
-        Synchronous by default (confluent-kafka's default is asynchronous): the returned
-        partitions are committed when this returns.
+        Asynchronous by default, as confluent-kafka's (results go to ``on_commit``); with
+        ``asynchronous=False`` the returned partitions are committed when this returns.
         """
         self._check_usable(None)
         return self._commit(message, offsets, asynchronous)
 
-    # --- assignment: only from inside rebalance callbacks (the group decides) -------------
+    # --- assignment: inside rebalance callbacks, or manual assignment without subscribe() ---
 
     def assign(self, partitions: list[Any]) -> None:
-        self._moved_by_callback("assign")
+        self._may_move("assign")
         _Base.assign(self, partitions)
 
     def unassign(self) -> None:
-        self._moved_by_callback("unassign")
+        self._may_move("unassign")
         _Base.unassign(self)
 
     def incremental_assign(self, partitions: list[Any]) -> None:
-        self._moved_by_callback("incremental_assign")
+        self._may_move("incremental_assign")
         _Base.incremental_assign(self, partitions)
 
     def incremental_unassign(self, partitions: list[Any]) -> None:
-        self._moved_by_callback("incremental_unassign")
+        self._may_move("incremental_unassign")
         _Base.incremental_unassign(self, partitions)
 
-    def _moved_by_callback(self, name: str) -> None:
-        if not self._in_rebalance_callback():
+    def _may_move(self, name: str) -> None:
+        if self._closed and not self._in_rebalance_callback():
+            raise RuntimeError("Consumer closed")
+        if self._in_rebalance_callback():
+            self._user_moved()
+        elif self._group_subscribed():
             raise state_error(
-                f"{name}() outside a rebalance callback: the group assigns this consumer's "
-                "partitions (call it from on_assign/on_revoke, or not at all)"
+                f"{name}() outside a rebalance callback while subscribed: the group assigns "
+                "this consumer's partitions (call it from on_assign/on_revoke, or "
+                "unsubscribe() first to assign partitions yourself)"
             )
-        self._user_moved()
+        else:
+            self._manually_assigned()
 
     # --- lifecycle ------------------------------------------------------------------------
 

@@ -12,12 +12,15 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from ._errors import UnsupportedConfigError
 from ._security import SECURITY_KEYS, as_bool, translate_security
+
+log = logging.getLogger("kafka_assignors.confluent")
 
 #: Group-membership keys: given to the membership client, not to librdkafka.
 MEMBERSHIP_KEYS = {
@@ -61,6 +64,12 @@ REJECTED_KEYS = {
 TRANSLATED_KEYS = frozenset(MEMBERSHIP_KEYS) | frozenset(SHARED_KEYS) | SECURITY_KEYS | BRIDGE_KEYS
 _ALIASES = {"metadata.broker.list": "bootstrap.servers"}
 DEFAULT_STRATEGY = "cooperative-balanced-sticky"
+#: The membership client's client.id when none is given.
+DEFAULT_CLIENT_ID = "kafka-assignors-confluent-bridge"
+#: kafka-python's (and librdkafka's) heartbeat.interval.ms default.
+DEFAULT_HEARTBEAT_MS = 3000
+#: kafka-python's session.timeout.ms default.
+KAFKA_PYTHON_SESSION_MS = 10000
 
 
 @dataclass(frozen=True)
@@ -117,7 +126,11 @@ def translate_config(config: Mapping[str, Any]) -> BridgeConfig:
     }
     if rack is not None:
         librdkafka["client.rack"] = rack  # fetch from the nearest replica too
+    for key in ("enable.auto.offset.store", "on_commit"):  # librdkafka's own, without a group
+        if key in conf:                                      # (manual assignment)
+            librdkafka[key] = conf[key]
     librdkafka["enable.auto.commit"] = False  # librdkafka would commit as a non-member
+    # (manual assignment commits through librdkafka: the bridge runs its automatic commit)
 
     interval_ms = _value("auto.commit.interval.ms", conf.get("auto.commit.interval.ms", 5000))
     on_commit = conf.get("on_commit")
@@ -135,6 +148,26 @@ def translate_config(config: Mapping[str, Any]) -> BridgeConfig:
         ),
         on_commit=on_commit,
     )
+
+
+def membership_options(membership: Mapping[str, Any]) -> dict[str, Any]:
+    """The membership client's keyword arguments, with what kafka-python needs to construct.
+
+    kafka-python refuses a heartbeat interval not below the session timeout at construction;
+    librdkafka constructs and the broker judges the session timeout (one below its
+    ``group.min.session.timeout.ms`` is refused at the join, and reported by ``poll()``).
+    So the membership client then heartbeats at a third of the session timeout instead.
+    """
+    options = dict(membership)
+    options.setdefault("client_id", DEFAULT_CLIENT_ID)
+    session = int(options.get("session_timeout_ms", KAFKA_PYTHON_SESSION_MS))
+    heartbeat = int(options.get("heartbeat_interval_ms", DEFAULT_HEARTBEAT_MS))
+    if heartbeat >= session:
+        options["heartbeat_interval_ms"] = max(session // 3, 1)
+        log.warning("heartbeat.interval.ms %d is not below session.timeout.ms %d: the "
+                    "membership client heartbeats every %d ms", heartbeat, session,
+                    options["heartbeat_interval_ms"])
+    return options
 
 
 def group_protocol(config: Mapping[str, Any]) -> str:

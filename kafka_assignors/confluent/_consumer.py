@@ -14,25 +14,31 @@ from __future__ import annotations
 import collections
 import logging
 import math
+import re
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import confluent_kafka
 from confluent_kafka import KafkaError, KafkaException
+from confluent_kafka import TopicPartition as CTopicPartition
 from kafka import errors as kp_errors
 from kafka.coordinator.assignors.abstract import RebalanceProtocol
 
-from ..kafka_python import KafkaConsumer  # kafka-python with the runtime (docs/runtime.md)
+from ..kafka_python import (  # kafka-python with the runtime (docs/runtime.md)
+    KafkaConsumer,
+    RuntimeUnavailableError,
+)
 from ..metrics import GroupMetrics, attach
 from ._callback_rules import CallbackRules
-from ._config import BridgeConfig, translate_config
-from ._errors import as_kafka_exception, state_error
+from ._config import BridgeConfig, membership_options, translate_config
+from ._errors import as_kafka_exception, construction_error, max_poll_exceeded, state_error
 from ._membership import PATTERN_POLL_MS, POLL_MS, MembershipThread
 from ._metrics import bridge_metrics
 from ._offsets import Offsets, Progress, confluent_partitions, kafka_offsets, message_offsets
 from ._protocol_choice import Consumer
 from ._rebalance import Callback, OwnCalls, Rebalancer
+from ._runtime import guard_consumed_offsets, membership_metrics
 from ._strategies import rebalance_protocol, resolve_strategies
 
 log = logging.getLogger("kafka_assignors.confluent")
@@ -49,7 +55,6 @@ SERVICE_TICK_S = 0.05
 CLOSE_TIMEOUT_S = 30.0
 #: Defaults of librdkafka (and kafka-python) for keys the bridge needs to know.
 DEFAULT_MAX_POLL_INTERVAL_MS = 300_000
-DEFAULT_CLIENT_ID = "kafka-assignors-confluent-bridge"
 
 
 class BridgedConsumer(CallbackRules, Consumer):
@@ -67,6 +72,12 @@ class BridgedConsumer(CallbackRules, Consumer):
         protocol = rebalance_protocol(self._assignors)
         self._closed = False
         self._subscribed = False
+        #: a fatal error (a fenced static member): raised by every later commit
+        self._fatal: Any = None
+        #: manual assignment (assign() without subscribe()): librdkafka's own, no group
+        self._manual = False
+        self._manual_committed: dict[tuple[str, int], int] = {}
+        self._manual_stored: dict[tuple[str, int], Any] = {}
         self._next_service = 0.0
         self._fast = False
         self._next_auto_commit = math.inf
@@ -74,21 +85,27 @@ class BridgedConsumer(CallbackRules, Consumer):
         super().__init__(settings.confluent)
         raw = OwnCalls(self, _Base)
         self._progress = Progress(raw.position, auto_store=settings.auto_offset_store)
-        options = dict(settings.membership)
-        options.setdefault("client_id", DEFAULT_CLIENT_ID)
+        options = membership_options(settings.membership)
         max_poll_s = options.get("max_poll_interval_ms", DEFAULT_MAX_POLL_INTERVAL_MS) / 1000
+        self._max_poll_s = max_poll_s
         client: Any = None
         try:
-            client = KafkaConsumer(
-                partition_assignment_strategy=self._assignors,
-                enable_auto_commit=False,
-                max_poll_records=1,
-                # the kafka-python integration records the group's rebalances in this
-                # client's registry; the bridge forwards them into its own (._metrics)
-                metrics_enabled=True,
-                **options,
-            )
-            self._metrics = bridge_metrics(client, str(options["client_id"]))
+            try:
+                client = KafkaConsumer(
+                    partition_assignment_strategy=self._assignors,
+                    enable_auto_commit=False,
+                    max_poll_records=1,
+                    # the kafka-python integration records the group's rebalances in this
+                    # client's registry; the bridge forwards them into its own (._metrics)
+                    metrics_enabled=True,
+                    **options,
+                )
+            except (kp_errors.KafkaError, RuntimeUnavailableError) as exc:
+                # never kafka-python's exception types
+                raise construction_error(exc) from exc
+            events = membership_metrics(client)
+            guard_consumed_offsets(client)
+            self._metrics = bridge_metrics(client, str(options["client_id"]), source=events)
             self._membership = MembershipThread(
                 client,
                 max_poll_interval_s=max_poll_s,
@@ -135,8 +152,19 @@ class BridgedConsumer(CallbackRules, Consumer):
     def _subscribe(self, topics: Sequence[str], callbacks: dict[str, Callback]) -> None:
         names = [str(t) for t in topics]
         patterns = [t for t in names if t.startswith("^")]
-        if not names or (patterns and len(patterns) != len(names)):
-            raise ValueError("subscribe() needs topic names, or only regexes (starting with ^)")
+        if not names:
+            raise KafkaException(KafkaError(KafkaError._INVALID_ARG,
+                                            "subscribe() needs at least one topic"))
+        if patterns and len(patterns) != len(names):
+            raise KafkaException(KafkaError(
+                KafkaError._INVALID_ARG,
+                "subscribe() takes topic names, or only regexes (starting with ^), not both: "
+                "the membership client subscribes to a list or to one pattern",
+            ))
+        if self._manual:  # from manual assignment to the group's
+            self._manual_auto_commit(final=True)
+            _Base.unassign(self)
+            self._manual = False
         # kafka-python's consumer is not made for concurrent calls: change it while stopped
         self._membership.stop(_monotonic() + CLOSE_TIMEOUT_S, self._serve_quietly)
         self._rebalancer.on_assign = callbacks.get("on_assign")
@@ -144,11 +172,16 @@ class BridgedConsumer(CallbackRules, Consumer):
         self._rebalancer.on_lost = callbacks.get("on_lost")
         client = self._membership.client
         self._membership.join_poll_ms = PATTERN_POLL_MS if patterns else POLL_MS
-        if patterns:
-            pattern = "|".join(f"(?:{p})" for p in patterns)
-            client.subscribe(pattern=pattern, listener=self._rebalancer)
-        else:
-            client.subscribe(topics=names, listener=self._rebalancer)
+        try:
+            if patterns:
+                pattern = "|".join(f"(?:{p})" for p in patterns)
+                client.subscribe(pattern=pattern, listener=self._rebalancer)
+            else:
+                client.subscribe(topics=names, listener=self._rebalancer)
+        except (kp_errors.KafkaError, re.error) as exc:  # never kafka-python's exception types
+            raise KafkaException(KafkaError(
+                KafkaError._INVALID_ARG, f"subscribe({names}): {type(exc).__name__}: {exc}"
+            )) from exc
         self._subscribed = True
         self._next_service = 0.0
         self._next_auto_commit = _monotonic() + self._settings.auto_commit_interval_s
@@ -159,8 +192,12 @@ class BridgedConsumer(CallbackRules, Consumer):
         self._check_usable("unsubscribe")
         if self._subscribed:
             self._hand_back(_monotonic() + CLOSE_TIMEOUT_S)
-            self._membership.client.unsubscribe()
-            self._subscribed = False
+            try:
+                self._membership.client.unsubscribe()
+            except kp_errors.KafkaError as exc:
+                raise as_kafka_exception(exc) from exc
+            finally:
+                self._subscribed = False
 
     def _hand_back(self, deadline: float) -> None:
         """Finish a rebalance in progress, stop the membership thread, release everything."""
@@ -191,11 +228,15 @@ class BridgedConsumer(CallbackRules, Consumer):
 
     def memberid(self) -> str | None:
         """This member's id in the group (None before the first join)."""
+        if self._closed:
+            raise RuntimeError("Consumer closed")
         member_id = self._membership.client.group_metadata().member_id
         return str(member_id) if member_id else None
 
     def group_metadata(self) -> Any:
         """kafka-python's snapshot of the membership: generation_id, member_id, state."""
+        if self._closed:
+            raise RuntimeError("Consumer closed")
         return self._membership.client.group_metadata()
 
     def consumer_group_metadata(self) -> Any:
@@ -226,7 +267,9 @@ class BridgedConsumer(CallbackRules, Consumer):
     def _poll_waiting(self, timeout: float | None) -> Any:
         now = _monotonic()
         if now >= self._next_service or self._steps:
-            self._service(now)
+            event = self._service(now)
+            if event is not None:
+                return event
         self._fast = True
         deadline = math.inf if timeout is None or timeout < 0 else now + timeout
         while True:
@@ -237,13 +280,17 @@ class BridgedConsumer(CallbackRules, Consumer):
             if now >= deadline:
                 return None
             if now >= self._next_service or self._steps:
-                self._service(now)
+                event = self._service(now)
+                if event is not None:
+                    return event
 
     def consume(self, num_messages: int = 1, timeout: float = -1) -> list[Any]:
         """Up to ``num_messages`` messages, waiting at most ``timeout`` seconds (-1: forever)."""
         now = _monotonic()
         if now >= self._next_service or self._steps:
-            self._service(now)
+            event = self._service(now)
+            if event is not None:
+                return [event]
         deadline = math.inf if timeout is None or timeout < 0 else now + timeout
         out: list[Any] = []
         while True:
@@ -257,10 +304,16 @@ class BridgedConsumer(CallbackRules, Consumer):
             if now >= self._next_service or self._steps:
                 if out:  # never run a rebalance step while holding undelivered messages
                     return out
-                self._service(now)
+                event = self._service(now)
+                if event is not None:
+                    return [event]
 
-    def _service(self, now: float) -> None:
-        """Rebalance steps, membership errors, auto-commit and commit callbacks."""
+    def _service(self, now: float) -> Any:
+        """Rebalance steps, membership errors, auto-commit and commit callbacks.
+
+        Returns an error event for the application (a message whose ``error()`` is set),
+        as librdkafka reports group errors, or None.
+        """
         if self._closed:
             raise RuntimeError("Consumer closed")
         if self._rebalancer.in_callback():
@@ -272,15 +325,24 @@ class BridgedConsumer(CallbackRules, Consumer):
             self._rebalancer.serve()
         if self._progress.assigned() and not self._membership.in_group():
             self._rebalancer.release_lost()  # expelled or left: lost before any more message
-        error = self._membership.take_error()
-        if error is not None:
-            raise as_kafka_exception(error) from error
-        if self._settings.auto_commit and now >= self._next_auto_commit:
+        stalled = self._membership.take_stall()
+        if stalled is not None:  # as librdkafka: once, after on_lost, an error event
+            return error_event(None, max_poll_exceeded(self._max_poll_s, now - stalled))
+        self._deliver_commit_results()
+        if self._manual:
+            self._manual_auto_commit(final=False, now=now)
+        elif self._settings.auto_commit and now >= self._next_auto_commit:
             self._next_auto_commit = now + self._settings.auto_commit_interval_s
             pending = self._progress.uncommitted(self._progress.consumed())
             if pending:
                 self._membership.commit_async(pending)
-        self._deliver_commit_results()
+        error = self._membership.take_error()
+        if error is not None:
+            kafka_error = as_kafka_exception(error).args[0]
+            if kafka_error.fatal():
+                self._fatal = kafka_error
+            return error_event(error, kafka_error)
+        return None
 
     def _slow_down(self) -> None:
         """From other threads: the next poll() takes the slow path (service, steps)."""
@@ -298,27 +360,53 @@ class BridgedConsumer(CallbackRules, Consumer):
     def _commit(
         self, message: Any, offsets: Sequence[Any] | None, asynchronous: bool
     ) -> list[Any] | None:
-        """Commit through the membership client (with the member's generation)."""
+        """Commit through the membership client (with the member's generation); without a
+        subscription, librdkafka's own commit (manual assignment, no group membership)."""
+        if not self._subscribed:
+            return self._librdkafka_commit(message, offsets, asynchronous)
+        if self._fatal is not None:
+            raise KafkaException(self._fatal)
         if message is not None and offsets is not None:
-            raise ValueError("commit() takes message or offsets, not both")
+            raise ValueError("Commit takes only one of message or offsets")
         if message is not None:
-            if message.error() is not None:
-                raise ValueError(f"cannot commit an error event: {message.error()}")
+            check_message(message, "commit")
             to_commit = message_offsets(message)
         elif offsets is not None:
             to_commit = kafka_offsets(offsets)
         else:
             to_commit = self._progress.consumed()
         if not to_commit:
-            raise KafkaException(KafkaError(KafkaError._NO_OFFSET, "no offsets to commit"))
+            nothing = KafkaError(KafkaError._NO_OFFSET, "no offsets to commit")
+            if not asynchronous:
+                raise KafkaException(nothing)
+            if self._settings.on_commit is not None:  # as librdkafka: reported to on_commit
+                self._commit_results.append(({}, nothing))
+            return None
         if asynchronous:
             self._membership.commit_async(to_commit)
             return None
         try:
             self._membership.commit(to_commit)
         except kp_errors.KafkaError as exc:
-            raise as_kafka_exception(exc) from exc
+            error = as_kafka_exception(exc)
+            if isinstance(exc, kp_errors.FencedInstanceIdError):
+                self._fatal = error.args[0]  # as librdkafka: every later commit fails so
+            raise error from exc
         return confluent_partitions(to_commit)
+
+    def _librdkafka_commit(
+        self, message: Any, offsets: Sequence[Any] | None, asynchronous: bool
+    ) -> list[Any] | None:
+        kwargs: dict[str, Any] = {"asynchronous": asynchronous}
+        if message is not None:
+            kwargs["message"] = message
+        if offsets is not None:
+            kwargs["offsets"] = offsets
+        result: list[Any] | None = _Base.commit(self, **kwargs)
+        if result is not None:
+            self._manual_committed.update(
+                ((tp.topic, tp.partition), tp.offset) for tp in result if tp.offset >= 0)
+        return result
 
     def seek(self, partition: Any) -> None:
         """confluent-kafka's ``seek()``; the bridge remembers the offset as the progress."""
@@ -328,6 +416,18 @@ class BridgedConsumer(CallbackRules, Consumer):
     def store_offsets(self, message: Any = None, offsets: Sequence[Any] | None = None) -> None:
         """Remember processed offsets for the next commit (``enable.auto.offset.store=false``)."""
         self._check_usable(None)
+        if not self._subscribed:  # manual assignment: librdkafka's own store
+            kwargs: dict[str, Any] = {}
+            if message is not None:
+                kwargs["message"] = message
+            if offsets is not None:
+                kwargs["offsets"] = offsets
+            _Base.store_offsets(self, **kwargs)
+            if message is not None:
+                self._manual_stored[(message.topic(), message.partition())] = message.offset() + 1
+            for tp in offsets or ():
+                self._manual_stored[(tp.topic, tp.partition)] = tp.offset
+            return
         if self._progress.auto_store:
             raise KafkaException(KafkaError(
                 KafkaError._INVALID_ARG,
@@ -335,9 +435,48 @@ class BridgedConsumer(CallbackRules, Consumer):
             ))
         if (message is None) == (offsets is None):
             raise ValueError("store_offsets() takes message or offsets")
+        if message is not None:
+            check_message(message, "store_offsets")
         self._progress.store(
             message_offsets(message) if message is not None else kafka_offsets(offsets or ())
         )
+
+    # --- manual assignment --------------------------------------------------------------
+
+    def _group_subscribed(self) -> bool:
+        return self._subscribed
+
+    def _manually_assigned(self) -> None:
+        if not self._manual:
+            self._manual = True
+            self._next_auto_commit = _monotonic() + self._settings.auto_commit_interval_s
+
+    def _manual_auto_commit(self, *, final: bool, now: float | None = None) -> None:
+        """librdkafka's automatic commit of a manual assignment (its own is switched off,
+        since it would commit as a non-member while subscribed): every
+        ``auto.commit.interval.ms`` and at close, what changed since the last commit."""
+        if not self._settings.auto_commit:
+            return
+        if not final:
+            assert now is not None
+            if now < self._next_auto_commit:
+                return
+            self._next_auto_commit = now + self._settings.auto_commit_interval_s
+        try:
+            assigned = _Base.assignment(self)
+            if self._progress.auto_store:
+                current = {(tp.topic, tp.partition): tp.offset
+                           for tp in _Base.position(self, assigned) if tp.offset >= 0}
+            else:
+                held = {(tp.topic, tp.partition) for tp in assigned}
+                current = {k: o for k, o in self._manual_stored.items() if k in held}
+            changed = [CTopicPartition(t, p, o) for (t, p), o in sorted(current.items())
+                       if self._manual_committed.get((t, p)) != o]
+            if changed:
+                self._manual_committed.update(current)
+                _Base.commit(self, offsets=changed, asynchronous=not final)
+        except KafkaException as exc:
+            log.warning("automatic commit of the manual assignment failed: %s", exc)
 
     def _commit_done(self, offsets: Offsets, result: Any) -> None:
         """Every commit ends here (any thread): bookkeeping, then on_commit from poll()."""
@@ -352,8 +491,12 @@ class BridgedConsumer(CallbackRules, Consumer):
         on_commit = self._settings.on_commit
         while self._commit_results and on_commit is not None:
             offsets, result = self._commit_results.popleft()
-            failed = isinstance(result, BaseException)
-            error = as_kafka_exception(result).args[0] if failed else None
+            if isinstance(result, KafkaError):
+                error = result
+            elif isinstance(result, BaseException):
+                error = as_kafka_exception(result).args[0]
+            else:
+                error = None
             on_commit(error, confluent_partitions(offsets))
 
     # --- hooks of CallbackRules ------------------------------------------------------------
@@ -375,6 +518,8 @@ class BridgedConsumer(CallbackRules, Consumer):
         try:
             if self._subscribed:
                 self._hand_back(deadline)
+            elif self._manual:
+                self._manual_auto_commit(final=True)
         except Exception as exc:  # still leave the group and close both clients
             failure = exc
         self._rebalancer.ignoring = True
@@ -386,5 +531,67 @@ class BridgedConsumer(CallbackRules, Consumer):
         finally:
             _Base.close(self)
             self._deliver_commit_results()
+        if isinstance(failure, kp_errors.KafkaError):
+            raise as_kafka_exception(failure) from failure
         if failure is not None:
             raise failure
+
+
+def check_message(message: Any, api: str) -> None:
+    """A message whose offset can be committed or stored: as librdkafka, ``_INVALID_ARG``
+    for an error event (it has no offset)."""
+    if message.error() is not None or message.offset() is None or message.offset() < 0:
+        raise KafkaException(KafkaError(
+            KafkaError._INVALID_ARG,
+            f"{api}() of a message without an offset (an error event: {message.error()})",
+        ))
+
+
+def error_event(cause: BaseException | None, error: Any) -> Any:
+    """A ``KafkaError`` as librdkafka reports a consumer-group error: a message whose
+    ``error()`` is set (:class:`ErrorEvent` where this confluent-kafka cannot make one)."""
+    try:
+        return confluent_kafka.Message(error=error)
+    except TypeError:  # confluent-kafka before 2.7 has no Message constructor
+        return ErrorEvent(error)
+
+
+class ErrorEvent:
+    """An error event with ``confluent_kafka.Message``'s accessors, for confluent-kafka
+    releases that cannot construct a ``Message``: ``error()`` is set, the rest is None."""
+
+    def __init__(self, error: Any) -> None:
+        self._error = error
+
+    def error(self) -> Any:
+        return self._error
+
+    def topic(self) -> None:
+        return None
+
+    def partition(self) -> None:
+        return None
+
+    def offset(self) -> None:
+        return None
+
+    def key(self) -> None:
+        return None
+
+    def value(self) -> None:
+        return None
+
+    def headers(self) -> None:
+        return None
+
+    def leader_epoch(self) -> None:
+        return None
+
+    def latency(self) -> None:
+        return None
+
+    def timestamp(self) -> tuple[int, int]:
+        return (confluent_kafka.TIMESTAMP_NOT_AVAILABLE, 0)
+
+    def __len__(self) -> int:
+        return 0

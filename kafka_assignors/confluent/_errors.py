@@ -8,8 +8,37 @@ from confluent_kafka import KafkaError, KafkaException
 from kafka import errors as kp_errors
 
 
-class UnsupportedConfigError(ValueError):
-    """A configuration key or value the bridge cannot honour (or translate safely)."""
+class UnsupportedConfigError(ValueError, KafkaException):
+    """A configuration key or value the bridge cannot honour (or translate safely).
+
+    A ``confluent_kafka.KafkaException`` with code ``_INVALID_ARG``, as confluent-kafka raises
+    for a configuration it refuses (and a ``ValueError``, as in earlier releases).
+    """
+
+    def __init__(self, message: str) -> None:
+        super().__init__(KafkaError(KafkaError._INVALID_ARG, message))
+        self.message = message
+
+    def __str__(self) -> str:
+        return self.message
+
+
+def construction_error(exc: BaseException) -> Any:
+    """A kafka-python error of the membership client's constructor, as confluent-kafka's:
+    a refused setting is ``_INVALID_ARG``, anything else (no broker reachable) ``_TRANSPORT``."""
+    code = (KafkaError._INVALID_ARG if isinstance(exc, kp_errors.KafkaConfigurationError)
+            else KafkaError._TRANSPORT)
+    return KafkaException(KafkaError(
+        code, f"the bridge's membership client could not start: {type(exc).__name__}: {exc}"))
+
+
+def max_poll_exceeded(max_poll_interval_s: float, late_s: float) -> Any:
+    """The error confluent-kafka raises from the first ``poll()`` after a stall."""
+    return KafkaError(
+        KafkaError._MAX_POLL_EXCEEDED,
+        f"Application maximum poll interval ({max_poll_interval_s * 1000:.0f}ms) exceeded by "
+        f"{max(late_s, 0) * 1000:.0f}ms",
+    )
 
 
 def as_kafka_exception(exc: BaseException) -> Any:
@@ -18,6 +47,8 @@ def as_kafka_exception(exc: BaseException) -> Any:
     Broker error codes are the same numbers in both libraries; client-side
     kafka-python errors get the closest librdkafka code.
     """
+    if isinstance(exc, kp_errors.FencedInstanceIdError):
+        return KafkaException(fenced_error(exc))
     errno = getattr(exc, "errno", None)
     retriable = bool(getattr(exc, "retriable", False))
     if isinstance(errno, int) and errno > 0:
@@ -30,6 +61,16 @@ def as_kafka_exception(exc: BaseException) -> Any:
     else:
         code = KafkaError._FAIL
     return KafkaException(KafkaError(code, f"{type(exc).__name__}: {exc}", retriable=retriable))
+
+
+def fenced_error(exc: BaseException) -> Any:
+    """librdkafka's fatal error for a fenced static member (FENCED_INSTANCE_ID): ``_FATAL``."""
+    return KafkaError(
+        KafkaError._FATAL,
+        f"Fatal error: Broker: Static consumer fenced by other consumer with same "
+        f"group.instance.id ({type(exc).__name__}: {exc}); create a new consumer",
+        fatal=True,
+    )
 
 
 def state_error(message: str) -> Any:

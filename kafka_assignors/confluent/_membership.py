@@ -5,9 +5,9 @@ kafka-python completes a JoinGroup/SyncGroup round trip (and runs the rebalance
 listener) only inside a ``poll()``, so one thread keeps polling while a rebalance
 is under way, whatever the application does.  That no join result is dropped
 between two of its polls is the kafka-python runtime's join fix
-(:mod:`kafka_assignors.adapters.kafka_python_runtime`), which the membership
-client gets like any consumer of our assignors (and explicitly, for kafka-python's
-own strategies).  Heartbeats are sent by kafka-python's own IO thread either way.
+(:mod:`kafka_assignors.adapters.kafka_python_runtime`), which the bridge installs
+on the membership client explicitly (:mod:`._runtime`).  Heartbeats are sent by
+kafka-python's own IO thread either way.
 
 It polls only while the application does (``touch()`` from the bridge's
 ``poll()``): when the application stops for longer than
@@ -37,7 +37,6 @@ from kafka import errors as kp_errors
 from kafka.net.wakeup_notifier import WakeupNotifier
 from kafka.structs import MemberState
 
-from ..adapters.kafka_python_fixes import patch_rejoin_hang
 from ._offsets import Offsets
 from ._rebalance import Waiter
 
@@ -98,10 +97,11 @@ class MembershipThread:
         self._ticket = ticket
         self._fresh = fresh
         self._left_stalled = False
+        #: when the application's max.poll.interval.ms ran out, if it made this member leave
+        self._stall: float | None = None
         #: how long a poll waits while a (re)join is under way (PATTERN_POLL_MS for patterns)
         self.join_poll_ms = POLL_MS
         self._error: BaseException | None = None
-        patch_rejoin_hang(client)  # our assignors install it already; kafka-python's do not
         coordinator = getattr(client, "_coordinator", None)
         self._coordinator = coordinator if wake_on_rejoin(coordinator, self._wake) else None
 
@@ -214,6 +214,11 @@ class MembershipThread:
             raise
         self._on_commit_done(offsets, None)
 
+    def take_stall(self) -> float | None:
+        """When max.poll.interval.ms ran out (monotonic), once, if the member left for it."""
+        stall, self._stall = self._stall, None
+        return stall
+
     def take_error(self) -> BaseException | None:
         """The last non-retriable error of the membership poll() (raised by the bridge's poll)."""
         error, self._error = self._error, None
@@ -254,6 +259,7 @@ class MembershipThread:
         if self._left_stalled or leave is None or not self.in_group():
             return
         self._left_stalled = True
+        self._stall = self._last_activity + self._max_poll_interval_s
         log.warning("the application did not poll() within max.poll.interval.ms (%.0f s): "
                     "leaving the group", self._max_poll_interval_s)
         try:

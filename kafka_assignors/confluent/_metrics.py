@@ -28,10 +28,13 @@ FORWARDED = ("rebalance_started", "rebalance_succeeded", "rebalance_failed", "re
 
 
 def bridge_metrics(membership_client: Any, client_id: str,
-                   clock: Callable[[], float] = time.monotonic) -> GroupMetrics:
-    """The bridged consumer's metrics, fed by ``membership_client``'s group events."""
+                   clock: Callable[[], float] = time.monotonic,
+                   source: GroupMetrics | None = None) -> GroupMetrics:
+    """The bridged consumer's metrics, fed by ``membership_client``'s group events
+    (``source``: where the runtime records them, found on the client when not given)."""
     own = GroupMetrics(tags={"client-id": client_id}, clock=clock)
-    source = metrics_of(membership_client)
+    if source is None:
+        source = metrics_of(membership_client)
     if source is None:
         log.warning("confluent bridge: the membership client records no rebalance events "
                     "(kafka-python's own assignors, or a kafka-python the integration is not "

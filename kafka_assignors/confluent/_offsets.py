@@ -31,9 +31,23 @@ def kafka_offsets(partitions: Iterable[Any]) -> Offsets:
     for tp in partitions:
         if tp.offset >= 0:
             out[KTopicPartition(tp.topic, tp.partition)] = OffsetAndMetadata(
-                tp.offset, tp.metadata or "", _epoch(tp.leader_epoch)
+                tp.offset, wire_metadata(tp.metadata), _epoch(tp.leader_epoch)
             )
     return out
+
+
+def wire_metadata(metadata: str | None) -> str:
+    """Commit metadata as confluent-kafka sends it: its C string with the terminating NUL
+    (so that confluent-kafka's ``committed()`` reads back exactly what was given: ``""``
+    stays ``""``), none for None."""
+    return "" if metadata is None else metadata + "\0"
+
+
+def user_metadata(metadata: str | None) -> str | None:
+    """The metadata the application gave (see :func:`wire_metadata`); None for none."""
+    if not metadata:
+        return None
+    return metadata[:-1] if metadata.endswith("\0") else metadata
 
 
 def message_offsets(message: Any) -> Offsets:
@@ -51,8 +65,9 @@ def confluent_partitions(offsets: Mapping[Any, OffsetAndMetadata]) -> list[Any]:
     for tp in sorted(offsets):
         om = offsets[tp]
         extra: dict[str, Any] = {"leader_epoch": _epoch(om.leader_epoch)}  # -1: unknown
-        if om.metadata:
-            extra["metadata"] = om.metadata
+        metadata = user_metadata(om.metadata)
+        if metadata is not None:
+            extra["metadata"] = metadata
         out.append(CTopicPartition(tp.topic, tp.partition, om.offset, **extra))
     return out
 

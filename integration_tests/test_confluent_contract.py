@@ -1,0 +1,563 @@
+"""confluent-kafka's ``Consumer`` contract, on plain confluent-kafka (the control) and on ours.
+
+Every test runs one scenario twice on the same broker at the same time, once with a plain
+``confluent_kafka.Consumer`` and once with ``kafka_assignors.confluent.Consumer`` built from
+the same configuration dict, and records what the application sees (return values, which
+exception type and Kafka error code, which callbacks ran) as an *observation*.  The two
+observations must be equal, except where ``docs/confluent.md`` lists the difference (its
+"Differences the contract test observes" table, each line with its reason): a listed
+difference that is not observed fails too, so the list is the observed one.
+
+Parametrised over the group protocol: ``classic`` (our bridge, cooperative-balanced-sticky,
+beside librdkafka's cooperative-sticky) and ``consumer`` (KIP-848: the broker assigns; ours
+is ``BrokerAssignedConsumer`` on the broker's balanced-sticky beside librdkafka with the
+broker's default assignor).  The same scenarios run again under confluent-kafka's oldest
+supported release (:func:`test_contract_under_the_oldest_supported_confluent_kafka`, in a
+venv of its own); this environment's is the newest.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import os
+import re
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import confluent_kafka
+import pytest
+from confluent_kafka import KafkaError, KafkaException, TopicPartition
+
+from kafka_assignors.confluent import Consumer as OurConsumer
+
+from .conftest import BrokerHandle
+
+PARTITIONS = 2
+PER_PARTITION = 10
+#: short group timeouts keep the suite fast (the broker's minimum session timeout is 6 s)
+FAST = {"session.timeout.ms": 6000, "heartbeat.interval.ms": 500,
+        "max.poll.interval.ms": 6000, "topic.metadata.refresh.interval.ms": 2000}
+STALL_S = 9.0
+DOC = Path(__file__).resolve().parent.parent / "docs" / "confluent.md"
+PROTOCOLS = ("classic", "consumer")
+SIDES = ("plain", "ours")
+
+Obs = dict[str, Any]
+Make = Callable[..., Any]
+
+
+# --- the two sides ------------------------------------------------------------------------
+
+
+def side_config(side: str, protocol: str, bootstrap: str, group: str,
+                extra: dict[str, Any]) -> dict[str, Any]:
+    conf: dict[str, Any] = {"bootstrap.servers": bootstrap, "group.id": group,
+                            "auto.offset.reset": "earliest", **FAST, **extra}
+    if protocol == "consumer":
+        conf["group.protocol"] = "consumer"
+        for key in ("session.timeout.ms", "heartbeat.interval.ms"):
+            conf.pop(key, None)  # set on the broker in this protocol (librdkafka refuses them)
+        if side == "plain":
+            conf["group.remote.assignor"] = "uniform"
+    elif side == "plain":
+        conf["partition.assignment.strategy"] = "cooperative-sticky"
+    return conf
+
+
+def maker(side: str, protocol: str, bootstrap: str, group: str) -> Make:
+    cls = confluent_kafka.Consumer if side == "plain" else OurConsumer
+
+    def make(**extra: Any) -> Any:
+        return cls(side_config(side, protocol, bootstrap, group, extra))
+
+    return make
+
+
+# --- helpers ---------------------------------------------------------------------------------
+
+
+def outcome(call: Callable[[], Any]) -> Any:
+    """What a call gives the application: a summary of its value, or of its exception."""
+    try:
+        value = call()
+    except KafkaException as exc:
+        err = exc.args[0] if exc.args else None
+        name = err.name() if isinstance(err, KafkaError) else "?"
+        return f"raises {type(exc).__name__}({name})"
+    except Exception as exc:
+        return f"raises {type(exc).__name__}"
+    return summary(value)
+
+
+def summary(value: Any) -> Any:
+    if value is None or isinstance(value, (bool, int, str, float)):
+        return value
+    if isinstance(value, TopicPartition):
+        return (value.topic, value.partition, value.offset, value.metadata,
+                None if value.error is None else value.error.name())
+    if isinstance(value, (list, tuple)):
+        return [summary(v) for v in value]
+    if isinstance(value, confluent_kafka.Message) or hasattr(value, "error"):
+        error = value.error()
+        if error is not None:
+            return f"error message {error.name()}"
+        return ("message", value.partition(), value.offset())
+    return type(value).__name__
+
+
+def poll_until(consumer: Any, want: int, timeout_s: float = 60.0) -> list[Any]:
+    """Messages (no error events) until ``want`` arrived or ``timeout_s`` passed."""
+    got: list[Any] = []
+    deadline = time.monotonic() + timeout_s
+    while len(got) < want and time.monotonic() < deadline:
+        msg = consumer.poll(0.2)
+        if msg is not None and msg.error() is None:
+            got.append(msg)
+    return got
+
+
+def wait_assigned(consumer: Any, timeout_s: float = 30.0) -> list[Any]:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        consumer.poll(0.2)
+        if consumer.assignment():
+            return sorted(consumer.assignment(), key=lambda tp: tp.partition)
+    return []
+
+
+def recorder(events: list[Any]) -> dict[str, Callable[[Any, list[Any]], None]]:
+    def cb(name: str) -> Callable[[Any, list[Any]], None]:
+        def run(consumer: Any, partitions: list[Any]) -> None:
+            events.append((name, sorted(tp.partition for tp in partitions)))
+        return run
+    return {"on_assign": cb("assign"), "on_revoke": cb("revoke"), "on_lost": cb("lost")}
+
+
+# --- scenarios: each returns the observation of one side ------------------------------------
+
+
+def sc_subscribe(make: Make, topic: str) -> Obs:
+    events: list[Any] = []
+    c = make()
+    obs: Obs = {}
+    obs["subscribe"] = outcome(lambda: c.subscribe([topic], **recorder(events)))
+    obs["read"] = len(poll_until(c, 2 * PER_PARTITION))
+    obs["assignment"] = summary(sorted(c.assignment(), key=lambda tp: tp.partition))
+    obs["on_assign"] = [e for e in events if e[0] == "assign"][:1]
+    obs["memberid is a string"] = isinstance(c.memberid(), str)
+    obs["assign outside a callback"] = outcome(lambda: c.assign([TopicPartition(topic, 0)]))
+    obs["consumer_group_metadata"] = outcome(c.consumer_group_metadata)
+    obs["unsubscribe"] = outcome(c.unsubscribe)
+    for _ in range(5):  # librdkafka hands the partitions back in the next poll()
+        c.poll(0.2)
+    obs["revoked on unsubscribe"] = sorted({p for e in events if e[0] == "revoke" for p in e[1]})
+    obs["assignment after unsubscribe"] = summary(c.assignment())
+    obs["close"] = outcome(c.close)
+    return obs
+
+
+def sc_consume(make: Make, topic: str) -> Obs:
+    c = make()
+    c.subscribe([topic])
+    got: list[Any] = []
+    deadline = time.monotonic() + 30
+    while len(got) < 2 * PER_PARTITION and time.monotonic() < deadline:
+        got.extend(m for m in c.consume(50, 0.5) if m.error() is None)
+    obs: Obs = {"consumed": len(got),
+                "consume(0)": outcome(lambda: c.consume(0, 0.1)),
+                "consume(-1 messages)": outcome(lambda: c.consume(-1, 0.1))}
+    c.close()
+    return obs
+
+
+def sc_commits(make: Make, topic: str) -> Obs:
+    c = make(**{"enable.auto.commit": False})
+    c.subscribe([topic])
+    msgs = poll_until(c, 2 * PER_PARTITION)
+    obs: Obs = {"read": len(msgs)}
+    by_part = {m.partition(): m for m in msgs if m.offset() == 4}
+    tp0, tp1 = TopicPartition(topic, 0), TopicPartition(topic, 1)
+
+    def committed() -> Any:
+        return summary(sorted(c.committed([TopicPartition(topic, 0), TopicPartition(topic, 1)],
+                                          timeout=10), key=lambda tp: tp.partition))
+
+    obs["commit(message)"] = outcome(lambda: c.commit(message=by_part[0], asynchronous=False))
+    obs["committed after commit(message)"] = committed()
+    obs["commit(offsets, metadata)"] = outcome(lambda: c.commit(
+        offsets=[TopicPartition(topic, 1, 3, metadata="note")], asynchronous=False))
+    obs["committed with metadata"] = committed()
+    obs["commit(offsets, metadata '')"] = outcome(lambda: c.commit(
+        offsets=[TopicPartition(topic, 1, 4, metadata="")], asynchronous=False))
+    obs["committed with metadata ''"] = committed()
+    obs["commit() sync"] = outcome(lambda: c.commit(asynchronous=False))
+    obs["committed after commit()"] = committed()
+    obs["commit(message and offsets)"] = outcome(
+        lambda: c.commit(message=msgs[0], offsets=[tp0], asynchronous=False))
+    c.seek(TopicPartition(topic, 0, 2))
+    again = poll_until(c, 1)
+    obs["after seek"] = summary(again[:1])
+    obs["commit() async"] = outcome(lambda: c.commit())
+    obs["position"] = summary(sorted(c.position([tp0, tp1]), key=lambda tp: tp.partition))
+    obs["pause"] = outcome(lambda: c.pause([tp0]))
+    obs["resume"] = outcome(lambda: c.resume([tp0]))
+    obs["watermarks"] = outcome(lambda: c.get_watermark_offsets(tp0, timeout=10))
+    obs["offsets_for_times"] = outcome(
+        lambda: [tp.offset for tp in c.offsets_for_times([TopicPartition(topic, 0, 0)],
+                                                          timeout=10)])
+    obs["list_topics has the topic"] = topic in c.list_topics(topic, timeout=10).topics
+    c.close()
+    obs["memberid after close"] = outcome(c.memberid)
+    obs["poll after close"] = outcome(lambda: c.poll(0.1))
+    obs["consume after close"] = outcome(lambda: c.consume(1, 0.1))
+    obs["commit after close"] = outcome(lambda: c.commit(offsets=[tp0]))
+    obs["assignment after close"] = outcome(c.assignment)
+    obs["close again"] = outcome(c.close)
+    return obs
+
+
+def sc_store_offsets(make: Make, topic: str) -> Obs:
+    c = make(**{"enable.auto.commit": False, "enable.auto.offset.store": False})
+    c.subscribe([topic])
+    msgs = poll_until(c, 2 * PER_PARTITION)
+    obs: Obs = {"read": len(msgs)}
+    third = [m for m in msgs if m.partition() == 0 and m.offset() == 2]
+    obs["store_offsets(message)"] = outcome(lambda: c.store_offsets(message=third[0]))
+    obs["store_offsets(offsets)"] = outcome(
+        lambda: c.store_offsets(offsets=[TopicPartition(topic, 1, 7)]))
+    obs["commit()"] = outcome(lambda: c.commit(asynchronous=False))
+    obs["committed"] = summary(sorted(c.committed(
+        [TopicPartition(topic, 0), TopicPartition(topic, 1)], timeout=10),
+        key=lambda tp: tp.partition))
+    c.close()
+    return obs
+
+
+def sc_manual(make: Make, topic: str) -> Obs:
+    """Manual assignment with a group.id: no subscribe(), commits to the group."""
+    c = make(**{"enable.auto.commit": False})
+    obs: Obs = {}
+    obs["assign"] = outcome(lambda: c.assign([TopicPartition(topic, 0, 0)]))
+    obs["read"] = len(poll_until(c, PER_PARTITION))
+    obs["incremental_assign"] = outcome(
+        lambda: c.incremental_assign([TopicPartition(topic, 1, 5)]))
+    obs["read after incremental_assign"] = len(poll_until(c, PER_PARTITION - 5))
+    obs["assignment"] = summary(sorted(c.assignment(), key=lambda tp: tp.partition))
+    obs["commit()"] = outcome(lambda: c.commit(asynchronous=False))
+    obs["committed"] = summary(sorted(c.committed(
+        [TopicPartition(topic, 0), TopicPartition(topic, 1)], timeout=10),
+        key=lambda tp: tp.partition))
+    obs["memberid"] = type(outcome(c.memberid)).__name__
+    obs["incremental_unassign"] = outcome(
+        lambda: c.incremental_unassign([TopicPartition(topic, 1)]))
+    obs["unassign"] = outcome(c.unassign)
+    obs["assignment after unassign"] = summary(c.assignment())
+    c.close()
+    return obs
+
+
+def sc_manual_auto_commit(make: Make, topic: str) -> Obs:
+    """Manual assignment with automatic commits: close() commits what was read."""
+    c = make(**{"auto.commit.interval.ms": 500})
+    c.assign([TopicPartition(topic, 0, 0)])
+    obs: Obs = {"read": len(poll_until(c, PER_PARTITION))}
+    c.close()
+    check = make(**{"enable.auto.commit": False})
+    obs["committed"] = summary(check.committed([TopicPartition(topic, 0)], timeout=10))
+    check.close()
+    return obs
+
+
+def sc_context_manager(make: Make, topic: str) -> Obs:
+    with make() as c:
+        c.subscribe([topic])
+        read = len(poll_until(c, 1))
+    return {"read": read, "poll after with": outcome(lambda: c.poll(0.1))}
+
+
+def sc_invalid(make: Make, topic: str) -> Obs:
+    obs: Obs = {"unknown config key": outcome(lambda: make(**{"no.such.key": 1}))}
+    c = make()
+    obs["subscribe([])"] = outcome(lambda: c.subscribe([]))
+    obs["subscribe(non-callable on_assign)"] = outcome(
+        lambda: c.subscribe([topic], on_assign=3))
+    obs["commit() before any assignment"] = outcome(lambda: c.commit(asynchronous=False))
+    obs["store_offsets() with auto store"] = outcome(
+        lambda: c.store_offsets(offsets=[TopicPartition(topic, 0, 1)]))
+    c.close()
+    return obs
+
+
+def sc_session_below_minimum(make: Make, topic: str) -> Obs:
+    """session.timeout.ms 100: constructs; the broker refuses the join, poll() reports it."""
+    obs: Obs = {}
+    try:
+        c = make(**{"session.timeout.ms": 100, "heartbeat.interval.ms": 3000,
+                    "max.poll.interval.ms": 6000})
+    except Exception as exc:
+        return {"constructor": f"raises {type(exc).__name__}"}
+    try:
+        c.subscribe([topic])
+        event: Any = None
+        raised = None
+        deadline = time.monotonic() + 20
+        while event is None and raised is None and time.monotonic() < deadline:
+            try:
+                msg = c.poll(0.5)
+            except KafkaException as exc:
+                err = exc.args[0] if exc.args else None
+                name = err.name() if isinstance(err, KafkaError) else "?"
+                raised = f"raises KafkaException({name})"
+                break
+            if msg is not None and msg.error() is not None:
+                event = msg
+        obs["poll"] = raised if raised is not None else summary(event)
+        if event is not None:
+            obs["commit(error message)"] = outcome(lambda: c.commit(message=event))
+            obs["store_offsets(error message)"] = outcome(lambda: c.store_offsets(message=event))
+    finally:
+        c.close()
+    return obs
+
+
+def stall(make: Make, topic: str, api: str) -> Obs:
+    """Stall past max.poll.interval.ms, then poll()/consume(): the error, on_lost, rejoin."""
+    events: list[Any] = []
+    c = make()
+    c.subscribe([topic], **recorder(events))
+    obs: Obs = {"assigned": summary(wait_assigned(c))}
+    events.clear()
+    time.sleep(STALL_S)
+    outcomes: list[str] = []
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and len(outcomes) < 60:
+        result = outcome(lambda: c.poll(0.3) if api == "poll" else c.consume(1, 0.3))
+        if isinstance(result, list):
+            result = result[0] if result else None
+        if isinstance(result, str):  # an exception or an error message
+            outcomes.append(result)
+        if [e for e in events if e[0] == "assign"]:
+            break
+    obs["raised"] = outcomes
+    obs["callbacks"] = [e[0] for e in events]
+    c.close()
+    return obs
+
+
+def sc_stall_poll(make: Make, topic: str) -> Obs:
+    return stall(make, topic, "poll")
+
+
+def sc_stall_consume(make: Make, topic: str) -> Obs:
+    return stall(make, topic, "consume")
+
+
+def sc_commit_paths_after_rebalance(make: Make, topic: str) -> Obs:
+    """After a rebalance, every way to commit commits what the application consumed."""
+    a = make(**{"enable.auto.commit": False})
+    a.subscribe([topic])
+    msgs = poll_until(a, 2 * PER_PARTITION)
+    b = make(**{"enable.auto.commit": False})
+    b.subscribe([topic])
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and not (a.assignment() and b.assignment()):
+        a.poll(0.1)
+        b.poll(0.1)
+    obs: Obs = {"read": len(msgs), "a holds": len(a.assignment()), "b holds": len(b.assignment())}
+    mine = a.assignment()
+    held = [m for m in msgs if (m.topic(), m.partition()) in
+            {(tp.topic, tp.partition) for tp in mine}]
+
+    def committed() -> Any:
+        # (which partition each keeps is the assignor's choice: only the offsets are compared)
+        return [tp.offset for tp in a.committed(mine, timeout=10)]
+
+    obs["commit() sync"] = outcome(lambda: [tp.offset for tp in a.commit(asynchronous=False)])
+    obs["committed after commit() sync"] = committed()
+    obs["commit(offsets)"] = outcome(lambda: [tp.offset for tp in a.commit(
+        offsets=[TopicPartition(tp.topic, tp.partition, 7) for tp in mine],
+        asynchronous=False)])
+    obs["committed after commit(offsets)"] = committed()
+    obs["commit(message)"] = outcome(lambda: [tp.offset for tp in a.commit(
+        message=held[-1], asynchronous=False)] if held else "nothing held")
+    obs["committed after commit(message)"] = committed()
+    a.commit(offsets=[TopicPartition(tp.topic, tp.partition, 3) for tp in mine],
+             asynchronous=False)
+    obs["commit() async"] = outcome(a.commit)
+    for _ in range(10):  # its result arrives while polling
+        a.poll(0.1)
+    obs["committed after commit() async"] = committed()
+    b.close()
+    a.close()
+    return obs
+
+
+def sc_fenced(make: Make, topic: str) -> Obs:
+    """A second static member with the same group.instance.id fences the first."""
+    instance = {"group.instance.id": f"static-{uuid.uuid4().hex[:6]}"}
+    first = make(**instance)
+    first.subscribe([topic])
+    obs: Obs = {"assigned": len(wait_assigned(first))}
+    second = make(**instance)
+    second.subscribe([topic])
+    errors: list[Any] = []
+    deadline = time.monotonic() + 25
+    while time.monotonic() < deadline and not errors:
+        second.poll(0.1)
+        result = outcome(lambda: first.poll(0.1))
+        if isinstance(result, str):
+            errors.append(result)
+    obs["first's poll"] = errors
+    obs["first's commit after"] = outcome(
+        lambda: first.commit(offsets=[TopicPartition(topic, 0, 1)], asynchronous=False))
+    obs["second assigned"] = len(wait_assigned(second))
+    for consumer in (second, first):
+        outcome(consumer.close)
+    return obs
+
+
+SCENARIOS: dict[str, Callable[[Make, str], Obs]] = {
+    "fenced": sc_fenced,
+    "subscribe": sc_subscribe,
+    "consume": sc_consume,
+    "commits": sc_commits,
+    "store-offsets": sc_store_offsets,
+    "manual-assignment": sc_manual,
+    "manual-auto-commit": sc_manual_auto_commit,
+    "context-manager": sc_context_manager,
+    "invalid-arguments": sc_invalid,
+    "session-below-minimum": sc_session_below_minimum,
+    "max-poll-exceeded-poll": sc_stall_poll,
+    "max-poll-exceeded-consume": sc_stall_consume,
+    "commit-after-rebalance": sc_commit_paths_after_rebalance,
+}
+
+
+# --- the listed differences ----------------------------------------------------------------
+
+_ROW = re.compile(r"^\|\s*`(?P<protocol>classic|consumer|both)`\s*\|\s*`(?P<case>[a-z0-9-]+)`"
+                  r"\s*\|\s*`(?P<key>[^`]+)`\s*\|(?P<rest>.*)\|\s*$")
+
+
+def listed_differences() -> dict[tuple[str, str], set[str]]:
+    """(protocol, case) -> observation keys docs/confluent.md lists as different."""
+    text = DOC.read_text()
+    start = text.index("<!-- contract-differences:start -->")
+    end = text.index("<!-- contract-differences:end -->")
+    out: dict[tuple[str, str], set[str]] = {}
+    for line in text[start:end].splitlines():
+        m = _ROW.match(line)
+        if m is None:
+            continue
+        reason = m["rest"].split("|")[-1].strip()
+        assert reason, f"docs/confluent.md: no reason given for {line!r}"
+        protocols = PROTOCOLS if m["protocol"] == "both" else (m["protocol"],)
+        for protocol in protocols:
+            out.setdefault((protocol, m["case"]), set()).add(m["key"])
+    return out
+
+
+def test_the_listed_differences_name_known_cases() -> None:
+    """Every line of the differences table names a scenario of this file and gives a reason."""
+    listed = listed_differences()
+    assert {case for _, case in listed} <= set(SCENARIOS)
+
+
+# --- the contract --------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def contract_topic(kafka_broker: BrokerHandle) -> Iterator[str]:
+    from kafka_assignors.embedded.admin import create_topic, delete_topic
+
+    name = f"contract-{uuid.uuid4().hex[:8]}"
+    create_topic(kafka_broker.bootstrap, name, PARTITIONS, 1, None)
+    producer = confluent_kafka.Producer({"bootstrap.servers": kafka_broker.bootstrap})
+    for p in range(PARTITIONS):
+        for i in range(PER_PARTITION):
+            producer.produce(name, value=f"{p}-{i}".encode(), partition=p,
+                             timestamp=1_700_000_000_000 + i)
+    assert producer.flush(30) == 0
+    yield name
+    delete_topic(kafka_broker.bootstrap, name)
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+@pytest.mark.parametrize("case", sorted(SCENARIOS))
+def test_contract(case: str, protocol: str, kafka_broker: BrokerHandle,
+                  contract_topic: str) -> None:
+    """Ours gives the application what plain confluent-kafka gives it, but where listed."""
+    run = SCENARIOS[case]
+    with concurrent.futures.ThreadPoolExecutor(2) as pool:
+        futures = {
+            side: pool.submit(run, maker(side, protocol, kafka_broker.bootstrap,
+                                         f"contract-{case}-{side}-{uuid.uuid4().hex[:6]}"),
+                              contract_topic)
+            for side in SIDES
+        }
+        observed = {side: f.result() for side, f in futures.items()}
+    plain, ours = observed["plain"], observed["ours"]
+    differing = {k for k in plain.keys() | ours.keys() if plain.get(k) != ours.get(k)}
+    listed = listed_differences().get((protocol, case), set())
+    shown = "\n".join(f"  {k}: plain {plain.get(k)!r} / ours {ours.get(k)!r}"
+                      for k in sorted(plain.keys() | ours.keys()))
+    assert differing == listed, (
+        f"{protocol} {case}: differences observed {sorted(differing)}, listed in "
+        f"docs/confluent.md {sorted(listed)}\n{shown}")
+
+
+# --- other confluent-kafka releases ----------------------------------------------------------
+
+#: confluent-kafka's oldest supported release (pyproject's ``confluent`` extra: >=2.6,<3); the
+#: newest (2.16.1 today) is the one this environment installs, the run above.
+OLDEST_CONFLUENT = "2.6.0"
+IN_VENV_ENV = "KAFKA_ASSIGNORS_CONTRACT_IN_VENV"
+
+
+def confluent_venv(version: str) -> Path:
+    """The interpreter of a venv with ``confluent-kafka==version`` and this environment's
+    kafka-python and pytest, made on first use (the checkout comes through PYTHONPATH)."""
+    import fcntl
+    import importlib.metadata
+
+    from .client_venvs import cache_dir
+
+    py = f"py{sys.version_info[0]}.{sys.version_info[1]}"
+    home = cache_dir() / f"confluent-kafka-{version}-{py}"
+    python = home / "bin" / "python"
+    pins = [f"confluent-kafka=={version}"] + [
+        f"{name}=={importlib.metadata.version(name)}" for name in ("kafka-python", "pytest")]
+    ready = home / ".kafka-assignors-ready"
+    want = "\n".join(pins) + "\n"
+    home.parent.mkdir(parents=True, exist_ok=True)
+    with open(home.parent / f"{home.name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if ready.exists() and ready.read_text() == want and python.exists():
+            return python
+        base = getattr(sys, "_base_executable", sys.executable)
+        subprocess.run([base, "-m", "venv", "--clear", str(home)], check=True, timeout=300)
+        subprocess.run([str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check",
+                        *pins], check=True, timeout=900)
+        ready.write_text(want)
+    return python
+
+
+def test_contract_under_the_oldest_supported_confluent_kafka(kafka_broker: BrokerHandle) -> None:
+    """The same contract (both protocols) with confluent-kafka's oldest supported release."""
+    if os.environ.get(IN_VENV_ENV):
+        pytest.skip("already running under another confluent-kafka")
+    from .client_venvs import child_env
+
+    python = confluent_venv(OLDEST_CONFLUENT)
+    result = subprocess.run(
+        [str(python), "-m", "pytest", "-p", "no:cacheprovider", "-q", "--show-capture=no",
+         "--tb=short", "-p", "no:logging", str(Path(__file__)), "-k", "test_contract["],
+        env=child_env({"BOOTSTRAP_SERVERS": kafka_broker.bootstrap, IN_VENV_ENV: "1"}),
+        capture_output=True, text=True, timeout=1800, check=False)
+    shown = "\n".join(line for line in result.stdout.splitlines() if not line.startswith("%"))
+    assert result.returncode == 0, f"confluent-kafka {OLDEST_CONFLUENT}:\n{shown[-8000:]}"
