@@ -18,17 +18,9 @@ from .docs_examples import ROOT, Example, all_examples, for_broker
 EXAMPLES = all_examples()
 #: The topics the examples read.
 TOPICS = ("orders", "payments")
-#: Blocks in pages other engineers own that are not runnable yet, with what they need: strict,
+#: Blocks that are not runnable yet, with what they need (none today): strict,
 #: so a block that starts to run fails here until its entry is removed.
-AWAITING: dict[str, str] = {
-    "docs/confluent.md#1": "placeholders (on_assign=..., running, handle): bridge page owner",
-    "docs/confluent.md#2": "a fragment continuing block 1: bridge page owner",
-    "docs/confluent.md#3": "builds a consumer and leaves it open: bridge page owner",
-    "docs/upstream.md#1": "kafka-python's own code quoted, not an example: runtime page owner",
-    # the runtime engineer's page (issue 37), once merged
-    "docs/runtime.md#2": "`...` placeholder, BalancedStickyAssignor not imported: runtime "
-                         "page owner",
-}
+AWAITING: dict[str, str] = {}
 
 
 def _params(broker: bool) -> list[object]:
