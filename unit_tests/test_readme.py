@@ -35,3 +35,12 @@ def test_the_quick_start_has_the_two_commands() -> None:
     """`make demo` and `make test` are the two commands of the quick start."""
     assert re.search(r"^make demo\b", README, re.MULTILINE)
     assert re.search(r"^make test\b", README, re.MULTILINE)
+
+
+def test_the_runtime_names_count_is_the_manifests() -> None:
+    """The README states how many kafka-python names the runtime relies on: the manifest's count."""
+    from kafka_assignors.adapters.kafka_python_runtime import manifest
+
+    found = re.search(r"relies on (\d+) kafka-python internal names", README)
+    assert found is not None, "the README no longer states the manifest's count"
+    assert int(found.group(1)) == manifest.count()
