@@ -449,7 +449,10 @@ def test_a_zero_ms_poll_during_a_rebalance_does_not_wait_for_the_prepare_commit(
     try:
         started = time.monotonic()
         assert coordinator.poll(timeout_ms=0) is True  # fetch the kept partitions
-        assert time.monotonic() - started < 1.0
+        assert time.monotonic() - started < 3.0  # (it used to wait at least 5 s)
+        deadline = time.monotonic() + 5.0
+        while "OffsetCommitRequest" not in "".join(silent.sent) and time.monotonic() < deadline:
+            consumer._net.run(consumer._net.sleep, 0.05)
         assert "OffsetCommitRequest" in "".join(silent.sent)  # the commit did go out
     finally:
         _close(consumer)
@@ -464,17 +467,25 @@ def test_completing_a_cooperative_round_does_not_wait_for_the_revoked_commit() -
     silent = _Silent()
     coordinator._manager.send = silent.send
     try:
+        # (bounds far below the 10 s the hand-over would wait for the commit's answer, which
+        # never comes here: a loaded machine's stall is not mistaken for waiting)
         started = time.monotonic()
         consumer._net.run(coordinator._on_join_complete_async, 4, "m",
                           "cooperative-balanced-sticky", _assignment(1))
-        assert time.monotonic() - started < 1.0
+        assert time.monotonic() - started < 5.0
         assert sorted(tp.partition for tp in consumer.assignment()) == [1]
-        consumer._net.run(consumer._net.sleep, 0.05)  # the IO loop sends the commit
-        assert silent.sent == ["OffsetCommitRequest"]
+        # (kafka-python's own metadata refreshes may go out meanwhile: not what is checked)
+        def group_requests() -> list[str]:
+            return [name for name in silent.sent if name != "MetadataRequest"]
+
+        deadline = time.monotonic() + 5.0
+        while not group_requests() and time.monotonic() < deadline:  # the IO loop sends it
+            consumer._net.run(consumer._net.sleep, 0.05)
+        assert group_requests() == ["OffsetCommitRequest"]
         started = time.monotonic()
         with pytest.raises(Errors.KafkaTimeoutError):  # the hand-over waits for the commit
             consumer._net.run(coordinator._on_join_prepare_async, 4, "m", 0)
-        assert time.monotonic() - started < 1.0
-        assert silent.sent == ["OffsetCommitRequest"]  # no JoinGroup yet
+        assert time.monotonic() - started < 5.0
+        assert group_requests() == ["OffsetCommitRequest"]  # no JoinGroup yet
     finally:
         _close(consumer)
