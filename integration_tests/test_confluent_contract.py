@@ -41,9 +41,13 @@ from .conftest import BrokerHandle
 
 PARTITIONS = 2
 PER_PARTITION = 10
-#: short group timeouts keep the suite fast (the broker's minimum session timeout is 6 s)
+#: short group timeouts keep the suite fast (the broker's minimum session timeout is 6 s);
+#: max.poll.interval.ms is short only where a scenario stalls (STALL_POLL_MS): elsewhere a
+#: scenario's synchronous calls without a poll() between them may take longer on a loaded
+#: machine, and the member would leave its group in the middle of the scenario
 FAST = {"session.timeout.ms": 6000, "heartbeat.interval.ms": 500,
-        "max.poll.interval.ms": 6000, "topic.metadata.refresh.interval.ms": 2000}
+        "max.poll.interval.ms": 30000, "topic.metadata.refresh.interval.ms": 2000}
+STALL_POLL_MS = 6000
 #: librdkafka's session.timeout.ms default: before some release, librdkafka refuses a
 #: ``max.poll.interval.ms`` below it also with ``group.protocol=consumer``, where the session
 #: timeout is the broker's and is not set on the client.
@@ -82,10 +86,10 @@ def consumer_protocol_min_poll_ms() -> int:
     try:
         confluent_kafka.Consumer({"bootstrap.servers": "localhost:9", "group.id": "probe",
                                   "group.protocol": "consumer",
-                                  "max.poll.interval.ms": FAST["max.poll.interval.ms"]}).close()
+                                  "max.poll.interval.ms": STALL_POLL_MS}).close()
     except KafkaException:
         return LIBRDKAFKA_SESSION_MS
-    return int(FAST["max.poll.interval.ms"])
+    return STALL_POLL_MS
 
 
 def maker(side: str, protocol: str, bootstrap: str, group: str, made: list[Any]) -> Make:
@@ -368,13 +372,13 @@ def sc_session_below_minimum(make: Make, topic: str) -> Obs:
 def stall(make: Make, topic: str, api: str) -> Obs:
     """Stall past max.poll.interval.ms, then poll()/consume(): the error, on_lost, rejoin."""
     events: list[Any] = []
-    c = make()
+    c = make(**{"max.poll.interval.ms": STALL_POLL_MS})
     c.subscribe([topic], **recorder(events))
     obs: Obs = {"assigned": summary(wait_assigned(c))}
     events.clear()
     # past max.poll.interval.ms (the consumer protocol's may be longer: see side_config), and
     # a few heartbeats more
-    time.sleep(max(FAST["max.poll.interval.ms"], consumer_protocol_min_poll_ms()) / 1000 + 3)
+    time.sleep(max(STALL_POLL_MS, consumer_protocol_min_poll_ms()) / 1000 + 3)
     outcomes: list[str] = []
     deadline = time.monotonic() + 20
     while time.monotonic() < deadline and len(outcomes) < 60:
@@ -428,8 +432,8 @@ def sc_commit_paths_after_rebalance(make: Make, topic: str) -> Obs:
     obs["commit(message)"] = outcome(lambda: [tp.offset for tp in a.commit(
         message=held[-1], asynchronous=False)] if held else "nothing held")
     obs["committed after commit(message)"] = committed()
-    a.commit(offsets=[TopicPartition(tp.topic, tp.partition, 3) for tp in mine],
-             asynchronous=False)
+    obs["commit(offsets) before commit() async"] = outcome(lambda: [tp.offset for tp in a.commit(
+        offsets=[TopicPartition(tp.topic, tp.partition, 3) for tp in mine], asynchronous=False)])
     obs["commit() async"] = outcome(a.commit)
     for _ in range(10):  # its result arrives while polling
         a.poll(0.1)
