@@ -16,7 +16,8 @@ import java.util.Arrays;
  * most (topics + 1)^2 arcs whatever the number of members. A negative cycle there changes every
  * (member, topic) count at most once and one member's load up and one down, so its cost is what
  * applying it costs (or more), and applying it improves the flow; with none left the flow is
- * optimal. When the start already meets the lower bounds (every load within one of the group's
+ * optimal. The graph is built once; after a cycle only the arcs among the topics of the members
+ * it changed are recomputed (the same arcs a rebuild gives, ties included). When the start already meets the lower bounds (every load within one of the group's
  * average, every topic within one of its subscribers' average, everything owned kept) it is
  * optimal without a search.
  *
