@@ -33,7 +33,16 @@ trap 'rm -f "$log"' EXIT
 # The jar's version is the package's (kafka_assignors/_version.py, the one place it is written).
 version=$(sed -n 's/^__version__ = "\(.*\)"$/\1/p' "$ROOT/kafka_assignors/_version.py")
 [[ -n $version ]] || die "no __version__ in kafka_assignors/_version.py"
-if ! timeout 900 mvn -B -q -f "$ROOT/broker-assignor/pom.xml" "$goal" "-Drevision=$version" \
+# A benchmark build (mvn -Pbench, benchmarks/broker_assignor.py) leaves JMH classes and classes
+# compiled against a newer Kafka api in target/; an incremental build over them fails ("failed
+# to discover tests"), so start clean after one.
+goals=("$goal")
+if [[ -e "$ROOT/broker-assignor/target/bench-cp.txt" \
+        || -d "$ROOT/broker-assignor/target/test-classes/io/github/kafkaassignors/broker/bench" ]]; then
+    say "target/ holds a benchmark build: mvn clean first"
+    goals=(clean "$goal")
+fi
+if ! timeout 900 mvn -B -q -f "$ROOT/broker-assignor/pom.xml" "${goals[@]}" "-Drevision=$version" \
         >"$log" 2>&1; then
     grep -vE '^\s+at |^\[ERROR\] *$' "$log" | head -n 60 >&2
     die "mvn $goal failed (reports: broker-assignor/target/surefire-reports)"

@@ -16,7 +16,8 @@ import java.util.Arrays;
  * most (topics + 1)^2 arcs whatever the number of members. A negative cycle there changes every
  * (member, topic) count at most once and one member's load up and one down, so its cost is what
  * applying it costs (or more), and applying it improves the flow; with none left the flow is
- * optimal. When the start already meets the lower bounds (every load within one of the group's
+ * optimal. The graph is built once; after a cycle only the arcs among the topics of the members
+ * it changed are recomputed (the same arcs a rebuild gives, ties included). When the start already meets the lower bounds (every load within one of the group's
  * average, every topic within one of its subscribers' average, everything owned kept) it is
  * optimal without a search.
  *
@@ -48,7 +49,14 @@ final class WarmShares {
     private final int[] arcUp;     // slot of the member's count that grows (-1: none)
     private final int[] arcDown;   // slot of the member's count that shrinks (-1: none)
     private final int[] active;
+    private final int[] activeFrom;
+    private final int[] activeTo;
     private int activeCount;
+    /** Arcs to recompute after a cycle (stamped), and what a full rebuild costs. */
+    private final int[] dirty;
+    private final int[] dirtyMark;
+    private int dirtyStamp;
+    private long fullCost;
 
     private WarmShares(Problem problem) {
         this.problem = problem;
@@ -91,6 +99,13 @@ final class WarmShares {
         arcUp = new int[n * n];
         arcDown = new int[n * n];
         active = new int[n * n];
+        activeFrom = new int[n * n];
+        activeTo = new int[n * n];
+        dirty = new int[n * n];
+        dirtyMark = new int[n * n];
+        for (int m = 0; m < members; m++) {
+            fullCost += (long) (subs[m].length + 1) * (subs[m].length + 1);
+        }
     }
 
     /** x[m][k]: partitions member m gets of its k-th subscribed topic; exact. */
@@ -107,8 +122,9 @@ final class WarmShares {
         }
         level();
         int[] cycle = new int[n];
+        int[] changed = new int[n];
+        buildArcs();
         for (int round = 0; round < MAX_CYCLES; round++) {
-            buildArcs();
             int len = negativeCycle(cycle);
             if (len == 0) {
                 return x;
@@ -116,10 +132,15 @@ final class WarmShares {
             if (!stillPays(cycle, len)) {
                 return null; // cannot happen (a predecessor cycle is negative): be safe
             }
+            int count = 0;
+            for (int i = 0; i < len; i++) {
+                changed[count++] = arcMember[cycle[i]];
+            }
             // the same moves again while they still pay (a load far off takes many units)
             do {
                 apply(cycle, len);
             } while (stillPays(cycle, len));
+            updateArcs(changed, count);
         }
         return null;
     }
@@ -426,10 +447,101 @@ final class WarmShares {
                 }
             }
         }
+        collectActive();
+    }
+
+    /**
+     * The arcs after a cycle changed the counts of {@code changed} members: only arcs between
+     * their topics (and the load node) can differ, each recomputed over the members it may
+     * use, in canonical order as {@link #buildArcs} does, so the arcs are the same as a full
+     * rebuild's; a full rebuild when that is cheaper (members with many topics).
+     */
+    private void updateArcs(int[] changed, int count) {
+        if (++dirtyStamp == Integer.MAX_VALUE) {
+            Arrays.fill(dirtyMark, 0);
+            dirtyStamp = 1;
+        }
+        int sinkNode = topics;
+        int dirtyCount = 0;
+        long cost = 0;
+        for (int i = 0; i < count; i++) {
+            int[] s = subs[changed[i]];
+            for (int j = 0; j < s.length; j++) {
+                for (int k = -1; k < s.length; k++) {
+                    int u = k < 0 ? sinkNode : s[k];
+                    int[] arcs = {s[j] * n + u, u * n + s[j]};
+                    for (int arc : arcs) {
+                        if (arc / n != arc % n && dirtyMark[arc] != dirtyStamp) {
+                            dirtyMark[arc] = dirtyStamp;
+                            dirty[dirtyCount++] = arc;
+                            cost += topicMembers[arc % n == sinkNode ? arc / n : arc % n].length;
+                        }
+                    }
+                }
+            }
+            if (cost > fullCost) {
+                buildArcs();
+                return;
+            }
+        }
+        for (int d = 0; d < dirtyCount; d++) {
+            recomputeArc(dirty[d]);
+        }
+        collectActive();
+    }
+
+    private void collectActive() {
         activeCount = 0;
-        for (int a = 0; a < n * n; a++) {
-            if (arcMember[a] >= 0) {
-                active[activeCount++] = a;
+        for (int u = 0, a = 0; u < n; u++) {
+            for (int v = 0; v < n; v++, a++) {
+                if (arcMember[a] >= 0) {
+                    activeFrom[activeCount] = u;
+                    activeTo[activeCount] = v;
+                    active[activeCount++] = a;
+                }
+            }
+        }
+    }
+
+    /** One arc from scratch: the same candidates, in the same order, as {@link #buildArcs}. */
+    private void recomputeArc(int arc) {
+        arcMember[arc] = -1;
+        int sinkNode = topics;
+        int from = arc / n;
+        int to = arc % n;
+        if (to == sinkNode) {
+            // a member takes one more of topic `from`, its load grows
+            int[] ms = topicMembers[from];
+            int[] ks = topicSlots[from];
+            for (int i = 0; i < ms.length; i++) {
+                int m = ms[i];
+                int j = ks[i];
+                int xj = x[m][j];
+                consider(arc, 2L * load[m] + 1, 2L * xj + 1, xj < own[m][j] ? -1 : 0, m, j, -1);
+            }
+            return;
+        }
+        // a member gives up one of topic `to` (it has one), and takes one of `from` or its
+        // load shrinks
+        int[] ms = topicMembers[to];
+        int[] ks = topicSlots[to];
+        for (int i = 0; i < ms.length; i++) {
+            int m = ms[i];
+            int k = ks[i];
+            int xk = x[m][k];
+            if (xk == 0) {
+                continue;
+            }
+            long db = -(2L * xk - 1);
+            long dc = xk - 1 < own[m][k] ? 1 : 0;
+            if (from == sinkNode) {
+                consider(arc, -(2L * load[m] - 1), db, dc, m, -1, k);
+            } else {
+                int j = Arrays.binarySearch(subs[m], from);
+                if (j >= 0) {
+                    int xj = x[m][j];
+                    consider(arc, 0, 2L * xj + 1 + db, (xj < own[m][j] ? -1 : 0) + dc, m, j, k);
+                }
             }
         }
     }
@@ -472,8 +584,8 @@ final class WarmShares {
             boolean changed = false;
             for (int i = 0; i < activeCount; i++) {
                 int arc = active[i];
-                int u = arc / n;
-                int v = arc % n;
+                int u = activeFrom[i];
+                int v = activeTo[i];
                 long a = da[u] + arcA[arc];
                 long b = db[u] + arcB[arc];
                 long c = dc[u] + arcC[arc];
