@@ -100,9 +100,9 @@ def _page_names() -> list[object]:
                          if n in AWAITING else []) for n in names]
 
 
-#: Pages other engineers own that still carry lab notes: strict, so the entry must go when
-#: the page is fixed.
-AWAITING = {"confluent.html": "'load average' in its Known limits: bridge page owner"}
+#: Pages that still carry lab notes (none today): strict, so an entry must go when its page is
+#: fixed.
+AWAITING: dict[str, str] = {}
 
 
 @pytest.mark.parametrize("name", _page_names())
