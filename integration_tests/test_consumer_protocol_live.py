@@ -107,7 +107,8 @@ def test_bridge_consumer_protocol_group_on_balanced_sticky(
         for (topic, partition, _), name in read.items():
             assert partition in assigned[name][topic]
         for consumer in group.members.values():
-            assert consumer.commit() is not None  # synchronous by default, as the bridge
+            # (asynchronous by default, as confluent-kafka's)
+            assert consumer.commit(asynchronous=False) is not None
         assert not group.errors
     finally:
         group.close()
