@@ -10,6 +10,7 @@ fails every time and the runtime's KafkaConsumer never does.
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable
 from typing import Any
@@ -57,11 +58,12 @@ SLOW_COOPERATIVE_IN_PROCESS = make_assignor("slow-cooperative-balanced", _after_
                                             cooperative=True)
 
 
-def _wait_for_partitions(consumer: Any, topic: str) -> None:
+def _wait_for_partitions(consumer: Any, topic: str, count: int = 2) -> None:
+    want = set(range(count))
     deadline = time.monotonic() + 30
-    while consumer.partitions_for_topic(topic) != {0, 1} and time.monotonic() < deadline:
+    while consumer.partitions_for_topic(topic) != want and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert consumer.partitions_for_topic(topic) == {0, 1}, f"no metadata for {topic}"
+    assert consumer.partitions_for_topic(topic) == want, f"no metadata for {topic}"
 
 
 def _stable(consumer: Any) -> bool:
@@ -218,3 +220,74 @@ def _assert_one_reader_at_a_time(group: GroupRunner) -> None:
             readers.append(record.member)
     interleaved = {tp: r for tp, r in runs.items() if len(r) != len(set(r))}
     assert interleaved == {}, interleaved
+
+
+def _join_both(first: Any, second: Any, want: int, seconds: float = 60) -> None:
+    """Poll two members of one group in turn until both are STABLE and hold ``want``
+    partitions between them."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        for consumer in (first, second):
+            consumer.poll(timeout_ms=100)
+        held = len(first.assignment()) + len(second.assignment())
+        if _stable(first) and _stable(second) and held == want:
+            return
+    raise AssertionError(f"the group did not form: {first.assignment()} {second.assignment()}")
+
+
+@pytest.mark.parametrize("runtime", ["runtime", "plain"])
+def test_a_cooperative_member_closing_during_a_rebalance_leaves_nothing_to_read_twice(
+    kafka_broker: Any, make_topic: Callable[..., str], unique_name: Callable[[str], str],
+    runtime: str,
+) -> None:
+    """A cooperative member changes its subscription (its JoinGroup then waits for a member
+    that does not poll), reads on meanwhile (with the runtime; kafka-python alone pauses) and
+    closes while its JoinGroup is pending; the other member then polls and the round trip
+    completes. The group's committed offsets reach what the closing member had read: nothing
+    it read is left for the next owner to read again, with the runtime as without it."""
+    from kafka.structs import TopicPartition
+
+    from kafka_assignors import CooperativeBalancedStickyAssignor
+
+    cls = KafkaConsumer if runtime == "runtime" else kafka.KafkaConsumer
+    a, b = make_topic(4), make_topic(2)
+    producer = kafka.KafkaProducer(bootstrap_servers=kafka_broker.bootstrap)
+    for i in range(4000):
+        producer.send(a, str(i).encode(), partition=i % 4)
+    producer.flush()
+    producer.close()
+    group = unique_name("group")
+    options = {"bootstrap_servers": kafka_broker.bootstrap, "group_id": group,
+               "auto_offset_reset": "earliest", "max_poll_records": 10,
+               "auto_commit_interval_ms": 600_000, "session_timeout_ms": 10_000,
+               "heartbeat_interval_ms": 1_000, "max_poll_interval_ms": 60_000,
+               "partition_assignment_strategy": [CooperativeBalancedStickyAssignor]}
+    closing, waiting = cls(a, **options), kafka.KafkaConsumer(a, **options)
+    closer: threading.Thread | None = None
+    try:
+        _wait_for_partitions(closing, a, 4)
+        _join_both(closing, waiting, 4)
+        _wait_for_partitions(closing, b)
+        closing.subscribe([a, b])  # rejoins; the round trip waits for `waiting` to poll
+        started = time.monotonic()
+        while time.monotonic() - started < 3:
+            closing.poll(timeout_ms=200)
+        assert not _stable(closing), "the round trip completed without the other member"
+        read = {tp: closing.position(tp) for tp in closing.assignment()
+                if tp.topic == a}
+        closer = threading.Thread(target=closing.close, daemon=True)
+        closer.start()
+        time.sleep(1.0)  # the close is under way while the JoinGroup is pending
+        deadline = time.monotonic() + 60
+        while closer.is_alive() and time.monotonic() < deadline:
+            waiting.poll(timeout_ms=200)  # rejoins: the pending round trip completes
+        assert not closer.is_alive(), "close() did not return"
+        committed = {tp: waiting.committed(TopicPartition(tp.topic, tp.partition))
+                     for tp in read}
+        behind = {f"{tp.topic}-{tp.partition}": (committed[tp], read[tp]) for tp in read
+                  if (committed[tp] or 0) < read[tp]}
+        assert behind == {}, f"committed below what the closing member read: {behind}"
+    finally:
+        if closer is None:
+            closing.close(autocommit=False)
+        waiting.close(autocommit=False)

@@ -210,11 +210,15 @@ def test_a_commit_that_meets_a_rebalance_gets_kafka_pythons_handling(code: int) 
         _close(consumer)
 
 
-def test_a_closing_member_commit_is_not_held() -> None:
-    """close() while the member rejoins: its final auto-commit is not held for the next
-    generation (close would wait for it); it gets kafka-python's handling at once."""
+def test_a_closing_member_commit_waits_for_its_round_trip_a_bounded_time(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """close() while the member's JoinGroup is pending: its final auto-commit waits for the
+    round trip at most CLOSE_COMMIT_WAIT_S; one that never completes leaves it kafka-python's
+    handling (refused: not part of an active group)."""
+    from kafka_assignors.adapters.kafka_python_runtime import cooperative
     from kafka_assignors.adapters.kafka_python_runtime.join import state_of
 
+    monkeypatch.setattr(cooperative, "CLOSE_COMMIT_WAIT_S", 1.0)
     consumer = _consumer(CooperativeBalancedStickyAssignor, enable_auto_commit=True)
     coordinator = consumer._coordinator
     consumer._subscription.assign_from_subscribed([TopicPartition("t", 0)])
@@ -232,8 +236,35 @@ def test_a_closing_member_commit_is_not_held() -> None:
     coordinator._manager.send = send
     started = time.monotonic()
     consumer.close()
-    assert time.monotonic() - started < 5.0
+    took = time.monotonic() - started
+    assert 1.0 <= took < 5.0, took
     assert "OffsetCommitRequest" not in sent  # kafka-python: not part of an active group
+
+
+def test_a_member_closing_between_two_round_trips_commits_with_its_generation() -> None:
+    """close() during a rebalance with no round trip of the member pending: the broker still
+    holds its generation, so its final auto-commit goes out with it (kafka-python would
+    refuse to send it, and the next owner re-read what it covers)."""
+    consumer = _consumer(CooperativeBalancedStickyAssignor, enable_auto_commit=True)
+    coordinator = consumer._coordinator
+    consumer._subscription.assign_from_subscribed([TopicPartition("t", 0)])
+    consumer._subscription.seek(TopicPartition("t", 0), 3)
+    coordinator._generation = Generation(4, "m", "cooperative-balanced-sticky")
+    coordinator.state = MemberState.REBALANCING
+    coordinator.rejoining = True
+    sent: list[Any] = []
+
+    def send(request: Any, node_id: Any = None, **_: Any) -> Any:  # kafka-python's Future
+        sent.append(request)
+        return _done(SimpleNamespace(error_code=0, members=[], topics=[]))
+
+    coordinator._manager.send = send
+    consumer.close()
+    commits = [r for r in sent if type(r).__name__ == "OffsetCommitRequest"]
+    assert commits, [type(r).__name__ for r in sent]
+    first = commits[0]
+    assert getattr(first, "generation_id_or_member_epoch",
+                   getattr(first, "generation_id", None)) == 4
 
 
 def _claims(consumer: Any) -> Any:
@@ -487,5 +518,28 @@ def test_completing_a_cooperative_round_does_not_wait_for_the_revoked_commit() -
             consumer._net.run(coordinator._on_join_prepare_async, 4, "m", 0)
         assert time.monotonic() - started < 5.0
         assert group_requests() == ["OffsetCommitRequest"]  # no JoinGroup yet
+    finally:
+        _close(consumer)
+
+
+def test_a_commit_is_not_held_once_the_round_trip_failed() -> None:
+    """commit() while the member is REBALANCING but no JoinGroup/SyncGroup of it is pending
+    (the last one failed; only the next poll rejoins): not held until its timeout, which would
+    keep that poll from running while the member drops out of the group; kafka-python's
+    handling at once (refused: not part of an active group)."""
+    from kafka.errors import KafkaError
+
+    consumer = _consumer(CooperativeBalancedStickyAssignor, enable_auto_commit=False)
+    coordinator = consumer._coordinator
+    try:
+        consumer._subscription.assign_from_subscribed([TopicPartition("t", 0)])
+        consumer._subscription.seek(TopicPartition("t", 0), 3)
+        coordinator._generation = Generation(4, "m", "cooperative-balanced-sticky")
+        coordinator.state = MemberState.REBALANCING
+        coordinator.rejoining = True
+        started = time.monotonic()
+        with pytest.raises(KafkaError):
+            consumer.commit(timeout_ms=5000)
+        assert time.monotonic() - started < 2.0
     finally:
         _close(consumer)

@@ -201,3 +201,21 @@ def test_stall_sums_the_late_wake_ups_inside_a_window() -> None:
     assert lateness.stall(2.0, 3.0) == 1.25
     assert lateness.stall(0.0, 10.0) == 3.75
     assert lateness.stall(4.0, 6.0) == 0.0
+
+
+def test_the_clients_own_join_defect_on_the_plain_side_is_noted_not_judged() -> None:
+    """Where kafka-python's join defect left a plain-side member REBALANCING, its expulsions
+    and settle times are noted; lost records and exceptions stay judged; without the witness's
+    event everything is judged."""
+    from integration_tests.usage_matrix.judge import split_client_defect
+
+    alone = side(settle={"join": 2.0, "leave": 2.0})
+    plain = side(settle={"join": 30.0, "leave": None}, bounds={"leave": 45}, expelled=["m2"],
+                 lost=3)
+    found = worse(plain, alone, True, 3.0)
+    assert len(found) == 4, found  # expelled, lost, never settled, too slow
+    assert split_client_defect(plain, found) == (found, [])
+    plain.client_defect = ["m2"]
+    judged, noted = split_client_defect(plain, found)
+    assert judged == ["records lost: 3 (alone 0)"]
+    assert len(noted) == 3 and not set(noted) & set(judged)

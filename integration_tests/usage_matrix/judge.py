@@ -83,6 +83,8 @@ class SideResult:
     #: the broker answered NOT_COORDINATOR to a member that had joined (its fault, not ours)
     broker_faults: int = 0
     killed: list[str] = field(default_factory=list)
+    #: members the client's own join defect left REBALANCING (kafka_python_member.py's witness)
+    client_defect: list[str] = field(default_factory=list)
     extra: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
@@ -119,6 +121,8 @@ def side_result(strategy: str, group_id: str, events: Events, acked: set[tuple[s
                 result.killed.append(name)
             elif kind == "broker-fault":
                 result.broker_faults += 1
+            elif kind == "client-defect" and name not in result.client_defect:
+                result.client_defect.append(name)
     result.produced = len(acked)
     result.read = len(reads)
     missing = acked - set(reads)
@@ -231,6 +235,22 @@ def worse(ours: SideResult, alone: SideResult, clean: bool, slack: float) -> lis
     return out
 
 
+#: what a member the client's own join defect left REBALANCING does to a side: it is expelled
+#: and its change does not settle (or settles late); the assignor has no part in it
+DEFECT_EFFECTS = ("members expelled", "never settled", "to settle over")
+
+
+def split_client_defect(plain: SideResult, found: list[str]) -> tuple[list[str], list[str]]:
+    """The plain one line differs from alone only in the assignor: where kafka-python's own
+    join defect hit it (a draw either side can lose), its expulsions and settle times are the
+    client's, recorded as a note rather than judged. Everything else stays judged."""
+    if not plain.client_defect:
+        return found, []
+    kept = [w for w in found if not any(e in w for e in DEFECT_EFFECTS)]
+    noted = [w for w in found if w not in kept]
+    return kept, noted
+
+
 def alone_wrong(alone: SideResult, clean: bool, cooperative: bool) -> list[str]:
     """What kafka-python alone got wrong in this cell (recorded, not held against ours)."""
     out = [f"never settled after {label} within {alone.bounds[label]:.0f} s"
@@ -239,6 +259,9 @@ def alone_wrong(alone: SideResult, clean: bool, cooperative: bool) -> list[str]:
         out.append("raised " + ", ".join(f"{n} x {k}" for k, n in alone.exceptions.items()))
     if alone.expelled:
         out.append(f"expelled {len(alone.expelled)}")
+    if alone.client_defect:
+        out.append(f"kafka-python's join defect left {len(alone.client_defect)} member(s) "
+                   "REBALANCING")
     if alone.lost:
         out.append(f"lost {alone.lost} records")
     if clean_run(clean, alone) and alone.duplicates:

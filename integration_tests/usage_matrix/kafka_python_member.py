@@ -74,6 +74,42 @@ class LostMembership(logging.Handler):
             emit("broker-fault", how=message[:200])
 
 
+class JoinDefectWitness:
+    """Sees kafka-python 3's own join defect (docs/upstream.md §1) on a member: REBALANCING,
+    its JoinGroup/SyncGroup round trip finished, and no rejoin needed, so no poll will ever
+    take the result up (the member stays there, without heartbeats, until the broker expels
+    it). Reads kafka-python's internals; the harness's witness, not the product's code. Said
+    once per member, after the state has lasted ``LASTS_S`` (a poll takes a result up within
+    milliseconds when kafka-python works)."""
+
+    LASTS_S = 2.0
+
+    def __init__(self, consumer: Any) -> None:
+        self.coordinator = getattr(consumer, "_coordinator", None)
+        self.since: float | None = None
+        self.said = False
+
+    def stuck(self) -> bool:
+        c = self.coordinator
+        task = getattr(c, "_join_task", None)  # (kafka-python 2.x has none: never seen)
+        if c is None or task is None or not getattr(task, "is_done", False):
+            return False
+        return "REBALANCING" in str(c.state).upper() and not c.need_rejoin()
+
+    def look(self) -> None:
+        if self.said:
+            return
+        if not self.stuck():
+            self.since = None
+            return
+        now = time.monotonic()
+        if self.since is None:
+            self.since = now
+        elif now - self.since >= self.LASTS_S:
+            self.said = True
+            emit("client-defect", what="kafka-python dropped its join result (upstream.md §1)")
+
+
 class Member:
     def __init__(self, cfg: dict[str, Any]) -> None:
         self.cfg = cfg
@@ -88,6 +124,7 @@ class Member:
         self.longest_call = 0.0
         self.next_pause = time.monotonic() + 4.0
         self.consumer = self._build()
+        self.defect = JoinDefectWitness(self.consumer)
 
     def _build(self) -> Any:
         module, _, name = self.cfg["strategy"].partition(":")
@@ -215,6 +252,7 @@ class Member:
         """After each record or poll: observe, and do what the cell asks of the application."""
         self.flush()
         self.observe()
+        self.defect.look()
         if self.usage == "pause-resume" and time.monotonic() >= self.next_pause:
             self.pause_for(1.5)
         while not self.commands.empty():

@@ -28,8 +28,10 @@ On a cooperative consumer this module changes, on the coordinator instance:
   and an asynchronous one here (bounded, for the partitions no newer commit covers and the
   member still holds or is handing over); once the round trip is answered they go out with
   the member's new generation, which the broker accepts, although kafka-python would refuse
-  to send them until the poll takes the result up; a closing member's commits get
-  kafka-python's handling;
+  to send them until the poll takes the result up; a member that closes during the
+  rebalance commits what it read through it: once its pending round trip is answered (the
+  wait bounded: ``CLOSE_COMMIT_WAIT_S``), or at once with its generation if none is
+  pending (kafka-python would refuse to send either, and the next owner re-read them);
 * hand-over (:mod:`.commits`): the follow-up JoinGroup that hands revoked partitions over
   waits (bounded, and never longer than the poll's own time: the member keeps reading
   meanwhile) for the commits of them issued before, including an
@@ -86,6 +88,10 @@ DOUBT_WARNING_S = 1.0
 #: and how long an asynchronous commit that met the rebalance is retried once the member's
 #: JoinGroup is answered (newer commits of its partitions end its retries earlier).
 COMMIT_ORDER_TIMEOUT_S = 10.0
+#: How long a close during a rebalance holds its commit for the member's pending JoinGroup/
+#: SyncGroup (the other members rejoin within a poll and a heartbeat; one that is slow to
+#: would keep close() waiting): after that the commit gets kafka-python's handling (refused).
+CLOSE_COMMIT_WAIT_S = 10.0
 
 
 def missing(coordinator: Any) -> tuple[str, ...]:
@@ -290,10 +296,17 @@ def install_cooperative(coordinator: Any) -> None:
         broker holds the new generation (the member's), kafka-python still says REBALANCING."""
         return joined.completing and membership.in_flight == 0
 
+    def closing_between_rounds() -> bool:
+        """Closing during a rebalance with no round trip of this member pending: the broker
+        still holds the member's generation (it takes commits of it while the group prepares
+        the rebalance, and refuses them once it has moved on)."""
+        return (closing[0] and membership.in_flight == 0
+                and not coordinator._generation.is_lost())
+
     def generation_if_stable() -> Any:
         with lock:
             stable = original_generation_if_stable()
-            if stable is None and cooperative() and synced():
+            if stable is None and cooperative() and (synced() or closing_between_rounds()):
                 return coordinator._generation  # the broker takes commits of it now
             return stable
 
@@ -310,10 +323,32 @@ def install_cooperative(coordinator: Any) -> None:
         """This member is rejoining and its SyncGroup is not answered yet: a commit sent now
         would wait behind its JoinGroup on the coordinator connection (past its own request
         timeout if the join is long) or meet the group between generations. Java sends none
-        then either."""
+        then either. Only while the round trip is pending: a failed one is retried by the
+        next poll, which a held commit would keep from running. A closing member has read
+        the partitions it keeps through the rebalance (which kafka-python alone does not), so
+        its close commits them once the round trip is answered (bounded:
+        ``CLOSE_COMMIT_WAIT_S``) rather than leave them to be read twice."""
         with lock:
-            return (cooperative() and not closing[0]
-                    and coordinator.state is MemberState.REBALANCING and not synced())
+            if not (cooperative() and coordinator.state is MemberState.REBALANCING) or synced():
+                return False
+            task = coordinator._join_task
+            pending = membership.in_flight > 0 or (task is not None and not task.is_done)
+            if not pending:
+                # the round trip failed: only the next poll rejoins, so a commit held now
+                # would hold the application's thread (a sync commit()) until its timeout
+                # while the member drops out of the group; kafka-python's handling instead
+                return False
+            if not closing[0]:
+                return True
+        now = time.monotonic()
+        since = close_waits[0]
+        if since is None:
+            since = close_waits[0] = now
+            log.info("group %s: closing during a rebalance: the commit of what this member read "
+                     "waits (at most %.0f s) for its JoinGroup/SyncGroup to be answered, then "
+                     "goes out with the new generation", coordinator.group_id,
+                     CLOSE_COMMIT_WAIT_S)
+        return now - since < CLOSE_COMMIT_WAIT_S
 
     async def send_commit(offsets: Any) -> Any:
         commit = tracker.start(offsets)
@@ -346,9 +381,10 @@ def install_cooperative(coordinator: Any) -> None:
 
     original_close: Callable[..., Any] = coordinator.close
     closing = [False]
+    close_waits: list[float | None] = [None]  # since when the close's commit has waited
 
     def close(*args: Any, **kwargs: Any) -> Any:
-        closing[0] = True  # a closing member's commits are not retried into the next generation
+        closing[0] = True  # its asynchronous commits are not retried into the next generation
         return original_close(*args, **kwargs)
 
     coordinator.join_group_async = join_group_async
