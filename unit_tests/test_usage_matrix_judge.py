@@ -219,3 +219,27 @@ def test_the_clients_own_join_defect_on_the_plain_side_is_noted_not_judged() -> 
     judged, noted = split_client_defect(plain, found)
     assert judged == ["records lost: 3 (alone 0)"]
     assert len(noted) == 3 and not set(noted) & set(judged)
+
+
+def _said(handler: logging.Handler, messages: list[str]) -> None:
+    for message in messages:
+        handler.handle(logging.LogRecord("kafka.coordinator", logging.INFO, __file__, 0,
+                                         message, None, None))
+
+
+def test_the_member_script_sees_a_dropped_join_result(capsys: pytest.CaptureFixture[str]) -> None:
+    """A JoinGroup answered and a new one sent with nothing taken up in between is kafka-python's
+    dropped join result; a taken-up result or a failed SyncGroup before the rejoin is not."""
+    from integration_tests.usage_matrix.kafka_python_member import LostMembership
+
+    def defects(messages: list[str]) -> int:
+        _said(LostMembership(), messages)
+        return sum(json.loads(line)["event"] == "client-defect"
+                   for line in capsys.readouterr().out.splitlines())
+
+    joined, rejoining = "Successfully joined group g <Generation 3>", "(Re-)joining group g"
+    assert defects([joined, rejoining, joined, rejoining]) == 1  # said once per member
+    assert defects([joined, "Updated partition assignment: []", rejoining]) == 0
+    assert defects([joined, "SyncGroup for group g failed due to coordinator rebalance",
+                    rejoining]) == 0
+    assert defects([rejoining, rejoining]) == 0
