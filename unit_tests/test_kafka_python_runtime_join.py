@@ -210,42 +210,9 @@ def test_a_commit_that_meets_a_rebalance_gets_kafka_pythons_handling(code: int) 
         _close(consumer)
 
 
-def test_a_closing_member_commit_waits_for_its_round_trip_a_bounded_time(
-        monkeypatch: pytest.MonkeyPatch) -> None:
-    """close() while the member's JoinGroup is pending: its final auto-commit waits for the
-    round trip at most CLOSE_COMMIT_WAIT_S; one that never completes leaves it kafka-python's
-    handling (refused: not part of an active group)."""
-    from kafka_assignors.adapters.kafka_python_runtime import cooperative
-    from kafka_assignors.adapters.kafka_python_runtime.join import state_of
-
-    monkeypatch.setattr(cooperative, "CLOSE_COMMIT_WAIT_S", 1.0)
-    consumer = _consumer(CooperativeBalancedStickyAssignor, enable_auto_commit=True)
-    coordinator = consumer._coordinator
-    consumer._subscription.assign_from_subscribed([TopicPartition("t", 0)])
-    consumer._subscription.seek(TopicPartition("t", 0), 3)
-    coordinator._generation = Generation(4, "m", "cooperative-balanced-sticky")
-    coordinator.state = MemberState.REBALANCING
-    coordinator.rejoining = True
-    state_of(coordinator).membership.round_trip_started()  # the JoinGroup is pending
-    sent: list[str] = []
-
-    def send(request: Any, node_id: Any = None, **_: Any) -> Any:  # kafka-python's Future
-        sent.append(type(request).__name__)
-        return _done(SimpleNamespace(error_code=0, members=[], topics=[]))
-
-    coordinator._manager.send = send
-    started = time.monotonic()
-    consumer.close()
-    took = time.monotonic() - started
-    assert 1.0 <= took < 5.0, took
-    assert "OffsetCommitRequest" not in sent  # kafka-python: not part of an active group
-
-
-def test_a_member_closing_between_two_round_trips_commits_with_its_generation() -> None:
-    """close() during a rebalance with no round trip of the member pending: the broker still
-    holds its generation, so its final auto-commit goes out with it (kafka-python would
-    refuse to send it, and the next owner re-read what it covers)."""
-    consumer = _consumer(CooperativeBalancedStickyAssignor, enable_auto_commit=True)
+def _rebalancing(consumer: Any) -> list[Any]:
+    """The member holds t-0 (read up to 3) in generation 4 and is REBALANCING; what it sends
+    from here on is recorded (and answered without error)."""
     coordinator = consumer._coordinator
     consumer._subscription.assign_from_subscribed([TopicPartition("t", 0)])
     consumer._subscription.seek(TopicPartition("t", 0), 3)
@@ -259,6 +226,34 @@ def test_a_member_closing_between_two_round_trips_commits_with_its_generation() 
         return _done(SimpleNamespace(error_code=0, members=[], topics=[]))
 
     coordinator._manager.send = send
+    return sent
+
+
+def test_a_closing_member_commit_waits_for_its_round_trip_a_bounded_time(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """close() while the member's JoinGroup is pending: its final auto-commit waits for the
+    round trip at most CLOSE_COMMIT_WAIT_S; one that never completes leaves it kafka-python's
+    handling (refused: not part of an active group)."""
+    from kafka_assignors.adapters.kafka_python_runtime import cooperative
+    from kafka_assignors.adapters.kafka_python_runtime.join import state_of
+
+    monkeypatch.setattr(cooperative, "CLOSE_COMMIT_WAIT_S", 1.0)
+    consumer = _consumer(CooperativeBalancedStickyAssignor, enable_auto_commit=True)
+    sent = _rebalancing(consumer)
+    state_of(consumer._coordinator).membership.round_trip_started()  # the JoinGroup is pending
+    started = time.monotonic()
+    consumer.close()
+    took = time.monotonic() - started
+    assert 1.0 <= took < 5.0, took
+    assert "OffsetCommitRequest" not in [type(r).__name__ for r in sent]  # refused
+
+
+def test_a_member_closing_between_two_round_trips_commits_with_its_generation() -> None:
+    """close() during a rebalance with no round trip of the member pending: the broker still
+    holds its generation, so its final auto-commit goes out with it (kafka-python would
+    refuse to send it, and the next owner re-read what it covers)."""
+    consumer = _consumer(CooperativeBalancedStickyAssignor, enable_auto_commit=True)
+    sent = _rebalancing(consumer)
     consumer.close()
     commits = [r for r in sent if type(r).__name__ == "OffsetCommitRequest"]
     assert commits, [type(r).__name__ for r in sent]
@@ -530,13 +525,8 @@ def test_a_commit_is_not_held_once_the_round_trip_failed() -> None:
     from kafka.errors import KafkaError
 
     consumer = _consumer(CooperativeBalancedStickyAssignor, enable_auto_commit=False)
-    coordinator = consumer._coordinator
     try:
-        consumer._subscription.assign_from_subscribed([TopicPartition("t", 0)])
-        consumer._subscription.seek(TopicPartition("t", 0), 3)
-        coordinator._generation = Generation(4, "m", "cooperative-balanced-sticky")
-        coordinator.state = MemberState.REBALANCING
-        coordinator.rejoining = True
+        _rebalancing(consumer)
         started = time.monotonic()
         with pytest.raises(KafkaError):
             consumer.commit(timeout_ms=5000)
