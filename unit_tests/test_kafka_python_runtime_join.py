@@ -244,7 +244,9 @@ def test_a_closing_member_commit_waits_for_its_round_trip_a_bounded_time(
     started = time.monotonic()
     consumer.close()
     took = time.monotonic() - started
-    assert 1.0 <= took < 5.0, took
+    # waited for the round trip, and not without bound (a loaded machine's stall is not
+    # mistaken for an unbounded wait: the bound is far above CLOSE_COMMIT_WAIT_S)
+    assert 1.0 <= took < 30.0, took
     assert "OffsetCommitRequest" not in [type(r).__name__ for r in sent]  # refused
 
 
@@ -464,18 +466,29 @@ def _rebalancing_cooperative_member(**config: Any) -> Any:
     return consumer
 
 
-def test_a_zero_ms_poll_during_a_rebalance_does_not_wait_for_the_prepare_commit() -> None:
+def test_a_zero_ms_poll_during_a_rebalance_does_not_wait_for_the_prepare_commit(
+        monkeypatch: pytest.MonkeyPatch) -> None:
     """poll(timeout_ms=0) of a cooperative member whose pre-rebalance auto-commit gets no answer
     returns at once, as kafka-python alone would (which gives that commit the poll's time); it
     still fetches the partitions it keeps."""
+    from kafka.coordinator.consumer import ConsumerCoordinator
+
+    given: list[float | None] = []  # the time kafka-python's prepare step (its commit) gets
+    prepare = ConsumerCoordinator._on_join_prepare_async
+
+    async def recorded(self: Any, generation: int, member_id: str,
+                       timeout_ms: float | None = None) -> None:
+        given.append(timeout_ms)
+        await prepare(self, generation, member_id, timeout_ms=timeout_ms)
+
+    monkeypatch.setattr(ConsumerCoordinator, "_on_join_prepare_async", recorded)
     consumer = _rebalancing_cooperative_member(enable_auto_commit=True)
     coordinator = consumer._coordinator
     silent = _Silent()
     coordinator._manager.send = silent.send
     try:
-        started = time.monotonic()
         assert coordinator.poll(timeout_ms=0) is True  # fetch the kept partitions
-        assert time.monotonic() - started < 3.0  # (it used to wait at least 5 s)
+        assert given == [0]  # the poll's own time (it used to get at least 5 s)
         deadline = time.monotonic() + 5.0
         while "OffsetCommitRequest" not in "".join(silent.sent) and time.monotonic() < deadline:
             consumer._net.run(consumer._net.sleep, 0.05)
@@ -484,21 +497,25 @@ def test_a_zero_ms_poll_during_a_rebalance_does_not_wait_for_the_prepare_commit(
         _close(consumer)
 
 
-def test_completing_a_cooperative_round_does_not_wait_for_the_revoked_commit() -> None:
+def test_completing_a_cooperative_round_does_not_wait_for_the_revoked_commit(
+        monkeypatch: pytest.MonkeyPatch) -> None:
     """Completion commits the revoked partitions asynchronously and returns without waiting
     for the answer; the follow-up JoinGroup (the hand-over) waits for it, without blocking a
     poll longer than its own time (its prepare step gives up, the member keeps reading)."""
+    from kafka_assignors.adapters.kafka_python_runtime import cooperative
+
+    # the hand-over would wait up to 120 s for the commit's answer, which never comes here:
+    # bounds far below that, so that a loaded machine's stall is not mistaken for waiting
+    monkeypatch.setattr(cooperative, "COMMIT_ORDER_TIMEOUT_S", 120.0)
     consumer = _rebalancing_cooperative_member(enable_auto_commit=True)
     coordinator = consumer._coordinator
     silent = _Silent()
     coordinator._manager.send = silent.send
     try:
-        # (bounds far below the 10 s the hand-over would wait for the commit's answer, which
-        # never comes here: a loaded machine's stall is not mistaken for waiting)
         started = time.monotonic()
         consumer._net.run(coordinator._on_join_complete_async, 4, "m",
                           "cooperative-balanced-sticky", _assignment(1))
-        assert time.monotonic() - started < 5.0
+        assert time.monotonic() - started < 60.0
         assert sorted(tp.partition for tp in consumer.assignment()) == [1]
         # (kafka-python's own metadata refreshes may go out meanwhile: not what is checked)
         def group_requests() -> list[str]:
@@ -511,7 +528,7 @@ def test_completing_a_cooperative_round_does_not_wait_for_the_revoked_commit() -
         started = time.monotonic()
         with pytest.raises(Errors.KafkaTimeoutError):  # the hand-over waits for the commit
             consumer._net.run(coordinator._on_join_prepare_async, 4, "m", 0)
-        assert time.monotonic() - started < 5.0
+        assert time.monotonic() - started < 60.0
         assert group_requests() == ["OffsetCommitRequest"]  # no JoinGroup yet
     finally:
         _close(consumer)
@@ -522,14 +539,17 @@ def test_a_commit_is_not_held_once_the_round_trip_failed() -> None:
     (the last one failed; only the next poll rejoins): not held until its timeout, which would
     keep that poll from running while the member drops out of the group; kafka-python's
     handling at once (refused: not part of an active group)."""
-    from kafka.errors import KafkaError
+    from kafka.errors import KafkaError, KafkaTimeoutError
 
     consumer = _consumer(CooperativeBalancedStickyAssignor, enable_auto_commit=False)
     try:
         _rebalancing(consumer)
         started = time.monotonic()
-        with pytest.raises(KafkaError):
-            consumer.commit(timeout_ms=5000)
-        assert time.monotonic() - started < 2.0
+        with pytest.raises(KafkaError) as refused:
+            consumer.commit(timeout_ms=60_000)
+        # refused, not retried until the timeout (far above the bound: a loaded machine's
+        # stall is not mistaken for holding)
+        assert not isinstance(refused.value, KafkaTimeoutError), refused.value
+        assert time.monotonic() - started < 30.0
     finally:
         _close(consumer)

@@ -233,7 +233,7 @@ def _blocks_while_held(lock: Any, call: Any) -> tuple[bool, bool]:
         worker = threading.Thread(target=run, daemon=True)
         worker.start()
         early = finished.wait(0.3)
-    worker.join(5)
+    worker.join(30)
     return early, finished.is_set()
 
 
