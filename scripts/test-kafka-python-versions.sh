@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The kafka-python runtime's manifest check and unit tests against every kafka-python 3.x
-# release on PyPI (listed at run time with `pip index versions`, the newest included; the
-# extras allow kafka-python>=3,<4), each in a throwaway venv under the user cache that holds
-# only that kafka-python and borrows the rest (pytest, hypothesis, this package) from .venv.
+# release on PyPI (listed at run time with `pip index versions`, the newest included; for the
+# releases it refuses, REFUSED_RELEASES, that it refuses them), each in a throwaway venv
+# under the user cache that holds only that kafka-python and borrows the rest (pytest,
+# hypothesis, this package) from .venv.
 # `make test` runs it.
 #
 #   scripts/test-kafka-python-versions.sh            every 3.x release
@@ -29,6 +30,8 @@ tests=(unit_tests/test_kafka_python_runtime.py unit_tests/test_kafka_python_runt
        unit_tests/test_kafka_python_runtime_membership.py
        unit_tests/test_kafka_python_runtime_metrics.py
        unit_tests/test_kafka_python_fixes.py)
+refused=$($PY -c 'from kafka_assignors.adapters.kafka_python_runtime import REFUSED_RELEASES
+print(*REFUSED_RELEASES)')
 failed=()
 for version in $versions; do
     env="$cache/$version"
@@ -43,7 +46,13 @@ for version in $versions; do
     own=$("$env/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
     echo "import site; site.addsitedir('$shared')" > "$own/zz-kafka-assignors-shared.pth"
     echo "== kafka-python $version"
-    if ! "$env/bin/python" -c 'from kafka_assignors.adapters.kafka_python_runtime.manifest import main
+    if [[ " $refused " == *" $version "* ]]; then
+        # a release the runtime refuses (REFUSED_RELEASES): check that it is refused, clearly
+        if ! "$env/bin/python" -m pytest -q -p no:cacheprovider \
+                unit_tests/test_kafka_python_runtime.py -k "refused"; then
+            failed+=("$version (refusal)")
+        fi
+    elif ! "$env/bin/python" -c 'from kafka_assignors.adapters.kafka_python_runtime.manifest import main
 raise SystemExit(main())'; then
         failed+=("$version (manifest)")
     elif ! "$env/bin/python" -m pytest -q -p no:cacheprovider "${tests[@]}"; then

@@ -139,6 +139,34 @@ def test_a_missing_name_raises_naming_it_and_changes_nothing(monkeypatch: Any) -
     plain.close()
 
 
+def test_releases_that_lose_timers_are_refused_with_the_upgrade_to_make() -> None:
+    """On kafka-python 3.0.0 and 3.0.1 (their event loop can hold a timer back for minutes)
+    the runtime consumer is refused at construction, saying which release to upgrade to;
+    kafka.KafkaConsumer with our assignors works there. On any other release it is built."""
+    installed = runtime.kafka_python_version()
+    if installed in runtime.REFUSED_RELEASES:
+        with pytest.raises(runtime.RuntimeUnavailableError, match=r"3\.0\.2 or later"):
+            _consumer([CooperativeBalancedStickyAssignor])
+    else:
+        _consumer([CooperativeBalancedStickyAssignor]).close()
+    plain = _consumer([CooperativeBalancedStickyAssignor], KafkaConsumer)  # never fails by us
+    plain.close()
+
+
+def test_a_refused_release_changes_nothing(monkeypatch: Any) -> None:
+    """The refusal comes before anything is changed: no wrapper, no binding of our assignor."""
+    monkeypatch.setattr(runtime, "kafka_python_version", lambda: "3.0.1")
+    assignor = CooperativeBalancedStickyAssignor()
+    consumer = _consumer([assignor], KafkaConsumer)
+    try:
+        with pytest.raises(runtime.RuntimeUnavailableError, match=r"kafka-python 3\.0\.1"):
+            runtime.apply(consumer)
+        assert _replaced(consumer) == set()
+        assert runtime.runtime_status(consumer._coordinator) is None
+    finally:
+        consumer.close()
+
+
 def test_the_manifest_lists_what_the_installed_kafka_python_has() -> None:
     """Every name of the manifest exists on this kafka-python; the count is printed for the docs."""
     assert manifest.missing_in_installed() == ()

@@ -13,6 +13,7 @@ from integration_tests.usage_matrix.judge import (
     SideResult,
     broker_expelled,
     kept_pause,
+    phase_allowance,
     side_result,
     worse,
 )
@@ -79,6 +80,20 @@ def test_counts_are_exact_and_times_have_the_stated_tolerance() -> None:
                  3.0)
     assert worse(side(settle=alone.settle, exceptions={"OverflowError": 1}), alone, True, 3.0)
     assert worse(side(settle=alone.settle, lost=1), alone, True, 3.0)
+
+
+def test_a_cooperative_change_has_a_phase_allowance_per_round() -> None:
+    """A cooperative change takes two rounds, each of which can wait a heartbeat: twice the
+    slack; eager, one. A cooperative formation 5.9 s later than alone's (alone's members
+    joined in one round) is within it; 1.5 x alone + 1 s beyond that is not."""
+    assert phase_allowance(3.0, "eager") == 3.0
+    assert phase_allowance(3.0, "cooperative") == 6.0
+    alone = side(settle={"formation": 0.3, "join + close": 0.4})
+    late_formation = side(settle={"formation": 5.9, "join + close": 2.9})
+    assert worse(late_formation, alone, True, phase_allowance(3.0, "eager"))
+    assert worse(late_formation, alone, True, phase_allowance(3.0, "cooperative")) == []
+    assert worse(side(settle={"formation": 6.0, "join + close": 8.1}), alone, True,
+                 phase_allowance(3.0, "cooperative"))
 
 
 def test_reads_twice_exact_where_alone_reads_none_twice() -> None:
@@ -243,3 +258,31 @@ def test_the_member_script_sees_a_dropped_join_result(capsys: pytest.CaptureFixt
     assert defects([joined, "SyncGroup for group g failed due to coordinator rebalance",
                     rejoining]) == 0
     assert defects([rejoining, rejoining]) == 0
+
+
+def test_a_commit_kafka_python_refused_on_a_dead_coordinator_is_noted_not_judged(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """kafka-python 3.0.0 to 3.0.2 mark the coordinator dead on a heartbeat answered
+    REBALANCE_IN_PROGRESS, and refuse a commit made then (upstream.md §5): the member script
+    says so once, and the plain side's re-reads are then noted; its other results stay
+    judged. A refusal without that mark is not the defect."""
+    from integration_tests.usage_matrix.judge import side_result, split_client_defect
+    from integration_tests.usage_matrix.kafka_python_member import LostMembership
+
+    dead = ("Marking the coordinator dead (node coordinator-1) for group g: [Error 27] "
+            "RebalanceInProgressError.")
+    refused = "Failing OffsetCommit request since the consumer is not part of an active group"
+    _said(LostMembership(), [refused])
+    assert capsys.readouterr().out == ""
+    _said(LostMembership(), [dead, refused, refused])
+    said = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [(e["event"], e["defect"]) for e in said] == [("client-defect", "commit")]
+
+    plain = side_result("s", "g", {"m1": [{**said[0], "mono": 1.0}]}, set(), [], False, {})
+    assert plain.commit_defect == ["m1"] and plain.client_defect == []
+    alone = side(settle={"join": 2.0})
+    plain.settle, plain.duplicates, plain.lost = {"join": 2.0}, 1, 1
+    found = worse(plain, alone, True, 3.0)
+    judged, noted = split_client_defect(plain, found)
+    assert judged == ["records lost: 1 (alone 0)"]
+    assert noted == ["records read twice: 1 (alone 0)"]

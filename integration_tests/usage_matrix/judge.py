@@ -24,14 +24,18 @@
   allowance per change: a member learns of a rebalance at its next heartbeat (up to
   ``heartbeat_interval_ms`` later, a uniform draw per side) and an application sees its
   assignment only when it has processed the current batch (the cell's batch time), so one
-  side can be that much later by chance alone. ``stall`` is the scheduling noise measured
-  in ours' own change windows (:mod:`.noise`: how long the machine kept a ready process
-  waiting then): on a loaded machine one side's members can wait seconds for a CPU while
-  the other's run (ours at 1.8 x alone over a cell of kafka-python 2.3.3, where the two
-  sides differ only in the assignor, at load 57 on 2 cores), and that wait is the machine's,
-  not the assignor's. On an idle machine it is about zero: the strict rule. Waiting on
-  purpose (a heartbeat, a timeout, a held JoinGroup) is never in it, so a regression that
-  makes ours wait still fails.
+  side can be that much later by chance alone. A cooperative change that moves partitions
+  takes two rounds (the follow-up round hands the revoked partitions over), and each round
+  can wait for a heartbeat of the members that did not start it: twice the slack there
+  (:func:`phase_allowance`; a cooperative group formed by two members that did not join in
+  one round settled 5.9 s later than one whose members did, on either side). ``stall`` is
+  the scheduling noise measured in ours' own change windows (:mod:`.noise`: how long the
+  machine kept a ready process waiting then): on a loaded machine one side's members can
+  wait seconds for a CPU while the other's run (ours at 1.8 x alone over a cell of
+  kafka-python 2.3.3, where the two sides differ only in the assignor, at load 57 on 2
+  cores), and that wait is the machine's, not the assignor's. On an idle machine it is
+  about zero: the strict rule. Waiting on purpose (a heartbeat, a timeout, a held
+  JoinGroup) is never in it, so a regression that makes ours wait still fails.
 
 Where kafka-python alone is wrong (it did not settle, raised, expelled or lost, read twice on
 a clean rebalance, paused kept partitions during a cooperative rebalance), that is recorded
@@ -85,6 +89,9 @@ class SideResult:
     killed: list[str] = field(default_factory=list)
     #: members the client's own join defect left REBALANCING (kafka_python_member.py's witness)
     client_defect: list[str] = field(default_factory=list)
+    #: members whose commit kafka-python refused after a heartbeat answered
+    #: REBALANCE_IN_PROGRESS marked the coordinator dead (3.0.0 to 3.0.2, upstream.md §5)
+    commit_defect: list[str] = field(default_factory=list)
     extra: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
@@ -121,6 +128,9 @@ def side_result(strategy: str, group_id: str, events: Events, acked: set[tuple[s
                 result.killed.append(name)
             elif kind == "broker-fault":
                 result.broker_faults += 1
+            elif kind == "client-defect" and e.get("defect") == "commit":
+                if name not in result.commit_defect:
+                    result.commit_defect.append(name)
             elif kind == "client-defect" and name not in result.client_defect:
                 result.client_defect.append(name)
     result.produced = len(acked)
@@ -194,6 +204,12 @@ def broker_expelled(log: str, group_id: str, until_wall: float | None) -> list[s
     return out
 
 
+def phase_allowance(slack: float, protocol: str) -> float:
+    """The per-change phase allowance: ``slack`` per round, two rounds in a cooperative
+    change (its follow-up round, each a heartbeat the other members may wait for)."""
+    return slack * (2 if protocol == "cooperative" else 1)
+
+
 def time_allowed(alone: float, slack: float) -> float:
     return TIME_FACTOR * alone + TIME_PLUS_S + slack
 
@@ -240,13 +256,21 @@ def worse(ours: SideResult, alone: SideResult, clean: bool, slack: float) -> lis
 DEFECT_EFFECTS = ("members expelled", "never settled", "to settle over")
 
 
+#: what kafka-python's refused commit (upstream.md §5) does to a side: the partition's next
+#: owner re-reads what the commit covered
+COMMIT_DEFECT_EFFECTS = ("records read twice",)
+
+
 def split_client_defect(plain: SideResult, found: list[str]) -> tuple[list[str], list[str]]:
     """The plain one line differs from alone only in the assignor: where kafka-python's own
     join defect hit it (a draw either side can lose), its expulsions and settle times are the
-    client's, recorded as a note rather than judged. Everything else stays judged."""
-    if not plain.client_defect:
+    client's; where its refused-commit defect hit it, its re-reads are. Those are recorded as
+    a note rather than judged. Everything else stays judged."""
+    effects = ((DEFECT_EFFECTS if plain.client_defect else ())
+               + (COMMIT_DEFECT_EFFECTS if plain.commit_defect else ()))
+    if not effects:
         return found, []
-    kept = [w for w in found if not any(e in w for e in DEFECT_EFFECTS)]
+    kept = [w for w in found if not any(e in w for e in effects)]
     noted = [w for w in found if w not in kept]
     return kept, noted
 
@@ -262,6 +286,9 @@ def alone_wrong(alone: SideResult, clean: bool, cooperative: bool) -> list[str]:
     if alone.client_defect:
         out.append(f"kafka-python's join defect left {len(alone.client_defect)} member(s) "
                    "REBALANCING")
+    if alone.commit_defect:
+        out.append(f"kafka-python refused a commit of {len(alone.commit_defect)} member(s) "
+                   "after marking the coordinator dead on REBALANCE_IN_PROGRESS")
     if alone.lost:
         out.append(f"lost {alone.lost} records")
     if clean_run(clean, alone) and alone.duplicates:

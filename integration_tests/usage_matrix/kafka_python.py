@@ -32,8 +32,9 @@ SLOW_BATCH_S = 8
 #: one batch longer than max poll, on kafka-python's session defaults (10 s / 3 s)
 MAX_POLL = {"max_poll_interval_ms": 20000}
 SLOW_OVER_MAX_POLL_S = 25
-#: the oldest kafka-python 3 release (the extras' range starts at 3)
-OLDEST_KAFKA_PYTHON_3 = "3.0.0"
+#: the oldest kafka-python 3 release the runtime supports (3.0.0 and 3.0.1 it refuses:
+#: kafka_python_runtime.REFUSED_RELEASES; the extras' range starts at 3.0.2)
+OLDEST_KAFKA_PYTHON_3 = "3.0.2"
 
 CELLS = (
     Cell("iterator", "`for msg in consumer:` (default `consumer_timeout_ms`)", "iterator"),
@@ -141,7 +142,7 @@ def client_on(version: str, *, name: str, protocols: Sequence[str] = ("eager", "
 
 
 def oldest_client() -> Client:
-    """The matrix on the oldest kafka-python 3 release the dependency range allows."""
+    """The matrix on the oldest kafka-python 3 release the runtime supports."""
     oldest = OLDEST_KAFKA_PYTHON_3
     return client_on(oldest, name="kafka-python-oldest",
-                     runtime=f"on (kafka-python {oldest}: the oldest release the range allows)")
+                     runtime=f"on (kafka-python {oldest}: the oldest release it supports)")

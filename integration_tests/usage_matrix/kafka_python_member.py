@@ -58,8 +58,13 @@ class LostMembership(logging.Handler):
 
     It also reports the broker's faults: a NOT_COORDINATOR answer ("[Error 16]", 2.x and 3.x)
     after the member had joined. The test broker is a single node, so its coordinator was not
-    serving the group then (the runner runs such a pair again if it was judged worse)."""
+    serving the group then (the runner runs such a pair again if it was judged worse). And
+    kafka-python's own defects: a join result dropped (upstream.md §1), a commit refused
+    after a heartbeat's REBALANCE_IN_PROGRESS marked the coordinator dead (§5)."""
 
+    #: a commit refused this soon after the coordinator was marked dead on a heartbeat's
+    #: REBALANCE_IN_PROGRESS was refused because of it (the lookup and the join take ms)
+    REFUSED_WITHIN_S = 10.0
     #: what kafka-python logs once it has taken a join result up, or given it up for a reason
     TAKEN_UP = ("Updated partition assignment", "Cooperative rebalance complete",
                 "Setting newly assigned partitions", "SyncGroup for group")
@@ -69,6 +74,9 @@ class LostMembership(logging.Handler):
         self.joined = False
         self.answered = False  # a JoinGroup answered, its result not taken up yet
         self.dropped = False
+        #: when kafka-python #3082 (upstream.md §5) last marked the coordinator dead
+        self.dead_on_rebalance = -1e9
+        self.refused = False
 
     def emit(self, record: logging.LogRecord) -> None:
         message = record.getMessage()
@@ -88,6 +96,16 @@ class LostMembership(logging.Handler):
                      "(upstream.md §1): a new JoinGroup went out instead")
         elif self.joined and "[Error 16]" in message:
             emit("broker-fault", how=message[:200])
+        elif "Marking the coordinator dead" in message and "RebalanceInProgress" in message:
+            self.dead_on_rebalance = time.monotonic()
+        elif ("not part of an active group" in message and not self.refused
+              and time.monotonic() - self.dead_on_rebalance < self.REFUSED_WITHIN_S):
+            # kafka-python 3.0.0 to 3.0.2 (upstream.md §5, kafka-python #3082): a heartbeat
+            # answered REBALANCE_IN_PROGRESS marked the coordinator dead, and a commit made
+            # then was refused; the partition's next owner re-reads what it covered
+            self.refused = True
+            emit("client-defect", defect="commit", what="kafka-python refused a commit after "
+                 "marking the coordinator dead on REBALANCE_IN_PROGRESS (upstream.md §5)")
 
 
 class JoinDefectWitness:

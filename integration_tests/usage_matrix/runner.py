@@ -17,6 +17,7 @@ from .judge import (
     SideResult,
     alone_wrong,
     broker_expelled,
+    phase_allowance,
     side_result,
     split_client_defect,
     worse,
@@ -132,16 +133,20 @@ def judge(pair: PairResult, broker_log: str | None) -> None:
                 if name not in result.expelled:
                     result.expelled.append(name)
     cooperative = pair.protocol == "cooperative"
+    slack = phase_allowance(pair.cell.slack_s, pair.protocol)
     if not pair.cell.not_judged:
-        pair.worse = worse(pair.ours, pair.alone, pair.cell.clean, pair.cell.slack_s)
+        pair.worse = worse(pair.ours, pair.alone, pair.cell.clean, slack)
         if pair.plain is not None:
             judged, noted = split_client_defect(
-                pair.plain, worse(pair.plain, pair.alone, pair.cell.clean, pair.cell.slack_s))
+                pair.plain, worse(pair.plain, pair.alone, pair.cell.clean, slack))
             pair.worse += [f"plain one line: {w}" for w in judged]
             if noted:
-                pair.plain.extra["kafka-python's join defect (not judged)"] = (
-                    f"left {', '.join(pair.plain.client_defect)} REBALANCING: "
-                    + "; ".join(noted))
+                hit = ([f"its join defect left {', '.join(pair.plain.client_defect)} "
+                        "REBALANCING"] if pair.plain.client_defect else [])
+                hit += ([f"it refused a commit of {', '.join(pair.plain.commit_defect)} "
+                         "(coordinator marked dead)"] if pair.plain.commit_defect else [])
+                pair.plain.extra["kafka-python's own defects (not judged)"] = (
+                    f"{'; '.join(hit)}: {'; '.join(noted)}")
     pair.alone_wrong = alone_wrong(pair.alone, pair.cell.clean, cooperative)
     if not pair.worse:
         pair.logs = {}

@@ -80,7 +80,7 @@ class MembershipThread:
         if net is None or not hasattr(net, "call_soon_threadsafe"):
             raise RuntimeError(
                 "the confluent bridge needs kafka-python 3.0's event loop (KafkaConsumer._net); "
-                "install kafka-python>=3,<4"
+                "install kafka-python>=3.0.2,<4"
             )
         self.client = client
         self._net = net

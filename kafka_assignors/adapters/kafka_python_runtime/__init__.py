@@ -38,6 +38,14 @@ class RuntimeUnavailableError(RuntimeError):
     """The runtime was asked for on a consumer it cannot be applied to (names what is missing)."""
 
 
+#: kafka-python releases the runtime refuses: their event loop can hold a timer back for
+#: minutes (removing a scheduled timer breaks the timer heap; kafka-python 3.0.2 restores it),
+#: and the runtime's extra rebalance traffic made that likely enough that a member's
+#: heartbeats stopped and the group waited for it until ``max_poll_interval_ms``
+#: (docs/upstream.md, section 6). Later releases are not listed: they are supported.
+REFUSED_RELEASES = ("3.0.0", "3.0.1")
+
+
 @dataclass(frozen=True)
 class RuntimeStatus:
     """What was applied to one consumer's coordinator."""
@@ -138,6 +146,13 @@ def apply(consumer: Any) -> RuntimeStatus:
         raise RuntimeUnavailableError(
             f"kafka-assignors runtime: {type(consumer).__name__} has no kafka-python "
             "ConsumerCoordinator (_coordinator); the runtime needs kafka-python 3")
+    version = kafka_python_version()
+    if version in REFUSED_RELEASES:
+        raise RuntimeUnavailableError(
+            f"kafka-assignors runtime: kafka-python {version} can hold its heartbeats back for "
+            "minutes (a timer defect fixed in kafka-python 3.0.2), and with the runtime a "
+            "member then missed rebalances; upgrade kafka-python to 3.0.2 or later, or use "
+            "kafka.KafkaConsumer with our assignors (kafka-python's own rebalance behaviour)")
     with _lock:
         done = runtime_status(coordinator)
         if done is not None and done.metrics:
@@ -171,4 +186,5 @@ def apply(consumer: Any) -> RuntimeStatus:
     return status
 
 
-__all__ = ["RuntimeStatus", "RuntimeUnavailableError", "apply", "install", "runtime_status"]
+__all__ = ["REFUSED_RELEASES", "RuntimeStatus", "RuntimeUnavailableError", "apply", "install",
+           "runtime_status"]
