@@ -47,9 +47,11 @@ for version in $versions; do
     echo "import site; site.addsitedir('$shared')" > "$own/zz-kafka-assignors-shared.pth"
     echo "== kafka-python $version"
     if [[ " $refused " == *" $version "* ]]; then
-        # a release the runtime refuses (REFUSED_RELEASES): check that it is refused, clearly
+        # a release the runtime refuses (REFUSED_RELEASES): that it is refused, clearly, and
+        # that the join fix alone (patch_rejoin_hang, which it does not refuse) still works
         if ! "$env/bin/python" -m pytest -q -p no:cacheprovider \
-                unit_tests/test_kafka_python_runtime.py -k "refused"; then
+                unit_tests/test_kafka_python_runtime.py -k "refused or fixes" \
+                unit_tests/test_kafka_python_fixes.py; then
             failed+=("$version (refusal)")
         fi
     elif ! "$env/bin/python" -c 'from kafka_assignors.adapters.kafka_python_runtime.manifest import main
