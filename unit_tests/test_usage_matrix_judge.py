@@ -261,22 +261,31 @@ def test_the_member_script_sees_a_dropped_join_result(capsys: pytest.CaptureFixt
 
 
 def test_a_commit_kafka_python_refused_on_a_dead_coordinator_is_noted_not_judged(
-        capsys: pytest.CaptureFixture[str]) -> None:
+        capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
     """kafka-python 3.0.0 to 3.0.2 mark the coordinator dead on a heartbeat answered
     REBALANCE_IN_PROGRESS, and refuse a commit made then (upstream.md §5): the member script
     says so once, and the plain side's re-reads are then noted; its other results stay
     judged. A refusal without that mark is not the defect."""
+    from integration_tests.usage_matrix import kafka_python_member as member
     from integration_tests.usage_matrix.judge import side_result, split_client_defect
-    from integration_tests.usage_matrix.kafka_python_member import LostMembership
 
     dead = ("Marking the coordinator dead (node coordinator-1) for group g: [Error 27] "
             "RebalanceInProgressError.")
     refused = "Failing OffsetCommit request since the consumer is not part of an active group"
-    _said(LostMembership(), [refused])
+    monkeypatch.setattr(member, "COMMIT_DEFECT", member.CommitDefectWitness())
+    _said(member.LostMembership(), [refused])
     assert capsys.readouterr().out == ""
-    _said(LostMembership(), [dead, refused, refused])
+    _said(member.LostMembership(), [dead, refused, refused])
     said = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert [(e["event"], e["defect"]) for e in said] == [("client-defect", "commit")]
+    # the other form: the async commit fails at once (CoordinatorNotAvailable)
+    monkeypatch.setattr(member, "COMMIT_DEFECT", member.CommitDefectWitness())
+    member.COMMIT_DEFECT.commit_failed("CoordinatorNotAvailableError")
+    assert capsys.readouterr().out == ""  # no mark: not the defect
+    _said(member.LostMembership(), [dead])
+    member.COMMIT_DEFECT.commit_failed("CoordinatorNotAvailableError")
+    assert [json.loads(line)["defect"] for line in capsys.readouterr().out.splitlines()
+            if '"async-commit-failed"' not in line] == ["commit"]
 
     plain = side_result("s", "g", {"m1": [{**said[0], "mono": 1.0}]}, set(), [], False, {})
     assert plain.commit_defect == ["m1"] and plain.client_defect == []

@@ -62,9 +62,6 @@ class LostMembership(logging.Handler):
     kafka-python's own defects: a join result dropped (upstream.md §1), a commit refused
     after a heartbeat's REBALANCE_IN_PROGRESS marked the coordinator dead (§5)."""
 
-    #: a commit refused this soon after the coordinator was marked dead on a heartbeat's
-    #: REBALANCE_IN_PROGRESS was refused because of it (the lookup and the join take ms)
-    REFUSED_WITHIN_S = 10.0
     #: what kafka-python logs once it has taken a join result up, or given it up for a reason
     TAKEN_UP = ("Updated partition assignment", "Cooperative rebalance complete",
                 "Setting newly assigned partitions", "SyncGroup for group")
@@ -74,9 +71,6 @@ class LostMembership(logging.Handler):
         self.joined = False
         self.answered = False  # a JoinGroup answered, its result not taken up yet
         self.dropped = False
-        #: when kafka-python #3082 (upstream.md §5) last marked the coordinator dead
-        self.dead_on_rebalance = -1e9
-        self.refused = False
 
     def emit(self, record: logging.LogRecord) -> None:
         message = record.getMessage()
@@ -97,15 +91,37 @@ class LostMembership(logging.Handler):
         elif self.joined and "[Error 16]" in message:
             emit("broker-fault", how=message[:200])
         elif "Marking the coordinator dead" in message and "RebalanceInProgress" in message:
-            self.dead_on_rebalance = time.monotonic()
-        elif ("not part of an active group" in message and not self.refused
-              and time.monotonic() - self.dead_on_rebalance < self.REFUSED_WITHIN_S):
-            # kafka-python 3.0.0 to 3.0.2 (upstream.md §5, kafka-python #3082): a heartbeat
-            # answered REBALANCE_IN_PROGRESS marked the coordinator dead, and a commit made
-            # then was refused; the partition's next owner re-reads what it covered
-            self.refused = True
-            emit("client-defect", defect="commit", what="kafka-python refused a commit after "
-                 "marking the coordinator dead on REBALANCE_IN_PROGRESS (upstream.md §5)")
+            COMMIT_DEFECT.coordinator_marked_dead()
+        elif "not part of an active group" in message:
+            COMMIT_DEFECT.commit_failed("refused: not part of an active group")
+
+
+class CommitDefectWitness:
+    """Sees kafka-python 3.0.0 to 3.0.2's refused commit (upstream.md §5, kafka-python #3082):
+    a heartbeat answered REBALANCE_IN_PROGRESS marks the coordinator dead, and a commit made
+    then fails (CoordinatorNotAvailable at once, or refused once the join has started), so
+    the partition's next owner re-reads what it covered. Said once per member."""
+
+    #: a commit that failed this soon after the mark failed because of it (the lookup and
+    #: the join take milliseconds)
+    WITHIN_S = 10.0
+
+    def __init__(self) -> None:
+        self.marked_at = -1e9
+        self.said = False
+
+    def coordinator_marked_dead(self) -> None:
+        self.marked_at = time.monotonic()
+
+    def commit_failed(self, why: str) -> None:
+        if self.said or time.monotonic() - self.marked_at >= self.WITHIN_S:
+            return
+        self.said = True
+        emit("client-defect", defect="commit", what=f"kafka-python's commit failed ({why}) "
+             "after it marked the coordinator dead on REBALANCE_IN_PROGRESS (upstream.md §5)")
+
+
+COMMIT_DEFECT = CommitDefectWitness()
 
 
 class JoinDefectWitness:
@@ -277,6 +293,7 @@ class Member:
     def async_done(self, offsets: Any, response: Any) -> None:
         if isinstance(response, Exception):
             emit("async-commit-failed", type=type(response).__name__)
+            COMMIT_DEFECT.commit_failed(type(response).__name__)
             # in the member's log too, which a failed cell prints
             logging.getLogger("usage_matrix").warning(
                 "commit_async of %s failed: %r", sorted((tp.topic, tp.partition) for tp in offsets),
