@@ -182,7 +182,7 @@ class Cluster:
     With ``replicas`` (topic -> partition -> broker ids) and ``broker_racks``, it also
     holds replica placement where ``ClusterMetadata`` does: ``_partitions[topic][p]
     .replica_nodes`` and ``broker_metadata(node).rack`` (what
-    ``kafka_assignors.adapters.racks.replica_racks`` reads).
+    ``kafka_assignors.kafka_python.racks.replica_racks`` reads).
     """
 
     def __init__(

@@ -40,8 +40,8 @@ def _plain(assignment: Any) -> dict[str, list[list[Any]]]:
 def make_assignor(wire_name: str) -> Any:
     """Our assignor with that wire name, wrapped for aiokafka."""
     import kafka_assignors
-    from kafka_assignors.adapters.kafka_python import KafkaPythonAssignor
     from kafka_assignors.aiokafka import BalancedStickyAssignor, for_aiokafka
+    from kafka_assignors.kafka_python.assignor import KafkaPythonAssignor
 
     if wire_name == "balanced-sticky":
         return BalancedStickyAssignor()

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from .adapters.kafka_python import KafkaPythonAssignor
-from .adapters.leader import AssignmentResult
 from .core.model import GroupSpec
+from .kafka_python.assignor import KafkaPythonAssignor
+from .protocol.leader import AssignmentResult
 
 
 def make_assignor(

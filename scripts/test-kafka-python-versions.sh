@@ -30,7 +30,7 @@ tests=(unit_tests/test_kafka_python_runtime.py unit_tests/test_kafka_python_runt
        unit_tests/test_kafka_python_runtime_membership.py
        unit_tests/test_kafka_python_runtime_metrics.py
        unit_tests/test_kafka_python_fixes.py)
-refused=$($PY -c 'from kafka_assignors.adapters.kafka_python_runtime import REFUSED_RELEASES
+refused=$($PY -c 'from kafka_assignors.kafka_python.runtime import REFUSED_RELEASES
 print(*REFUSED_RELEASES)')
 failed=()
 for version in $versions; do
@@ -54,7 +54,7 @@ for version in $versions; do
                 unit_tests/test_kafka_python_fixes.py; then
             failed+=("$version (refusal)")
         fi
-    elif ! "$env/bin/python" -c 'from kafka_assignors.adapters.kafka_python_runtime.manifest import main
+    elif ! "$env/bin/python" -c 'from kafka_assignors.kafka_python.runtime.manifest import main
 raise SystemExit(main())'; then
         failed+=("$version (manifest)")
     elif ! "$env/bin/python" -m pytest -q -p no:cacheprovider "${tests[@]}"; then

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from kafka_assignors.adapters.kafka_python_compat import KAFKA_PYTHON_2, wire_types
+from kafka_assignors.kafka_python.compat import KAFKA_PYTHON_2, wire_types
 
 from .fakes import FakeMember
 

@@ -90,7 +90,7 @@ def test_every_exported_assignor_has_an_aiokafka_twin() -> None:
     """Each assignor exported by kafka_assignors is importable from kafka_assignors.aiokafka."""
     import kafka_assignors
     import kafka_assignors.aiokafka as aio
-    from kafka_assignors.adapters.kafka_python import KafkaPythonAssignor
+    from kafka_assignors.kafka_python.assignor import KafkaPythonAssignor
 
     names = [n for n in kafka_assignors.__all__
              if isinstance(getattr(kafka_assignors, n), type)

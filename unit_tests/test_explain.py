@@ -12,7 +12,6 @@ from kafka.protocol.consumer.metadata import (
     ConsumerProtocolSubscription,
 )
 
-from kafka_assignors.adapters.user_data import encode_user_data
 from kafka_assignors.explain.connection import (
     ConnectionConfigError,
     connection_kwargs,
@@ -20,6 +19,7 @@ from kafka_assignors.explain.connection import (
     to_kwargs,
 )
 from kafka_assignors.explain.model import group_report, imbalance, lag_by_partition, user_data_view
+from kafka_assignors.protocol.user_data import encode_user_data
 
 PROPS = """
 # Kafka tools' client.properties

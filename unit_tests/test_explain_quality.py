@@ -10,10 +10,10 @@ from kafka.protocol.consumer.metadata import (
     ConsumerProtocolSubscription,
 )
 
-from kafka_assignors.adapters.user_data import encode_user_data, ownership_fields
 from kafka_assignors.explain import render_text, with_last_rebalance
 from kafka_assignors.explain.model import group_report
 from kafka_assignors.explain.quality import claims_at_join
+from kafka_assignors.protocol.user_data import encode_user_data, ownership_fields
 
 
 def _member(

@@ -91,7 +91,7 @@ def test_eager_members_hand_over_in_one_round_even_under_the_cooperative_strateg
     """Members running EAGER (listed beside an eager assignor) already revoked: no withholding."""
     sub = member_after(CooperativeBalancedStickyAssignor, ["t"], {"t": [0, 1, 2, 3]}, 3)
     # what metadata() sends when the consumer's protocol is EAGER
-    from kafka_assignors.adapters.user_data import encode_user_data
+    from kafka_assignors.protocol.user_data import encode_user_data
 
     sub.user_data = encode_user_data({"mode": "eager"})
     members = [FakeMember("a", sub),
@@ -202,7 +202,7 @@ def test_second_cooperative_round_reuses_the_first_rounds_weights() -> None:
     class Counting(CooperativeBalancedStickyAssignor):
         reads = 0
 
-        def partition_weights(self, cluster: Any, topics: Any) -> Any:
+        def partition_weights(self, topics: Any, context: Any) -> Any:
             Counting.reads += 1
             return {TopicPartition("t", p): float(Counting.reads * p) for p in range(4)}
 

@@ -16,9 +16,9 @@ from kafka_assignors import (
     CooperativeLoadAwareAssignor,
     PinnedAssignor,
 )
-from kafka_assignors.adapters import kafka_python_runtime as runtime
-from kafka_assignors.adapters.kafka_python_runtime import cooperative, join, manifest
 from kafka_assignors.kafka_python import KafkaConsumer as RuntimeConsumer
+from kafka_assignors.kafka_python import runtime
+from kafka_assignors.kafka_python.runtime import cooperative, join, manifest
 
 REPLACED_BY_JOIN_FIX = {"need_rejoin", "join_group_async", "_do_join_and_sync_async",
                         "_process_join_group_response", "stable", "request_rejoin",
@@ -99,7 +99,7 @@ def test_plain_consumers_log_one_info_line_per_process_pointing_at_the_runtime(
     caplog: Any, monkeypatch: Any,
 ) -> None:
     """The plain one line changes nothing and says once, at the first join, where the runtime is."""
-    from kafka_assignors.adapters import kafka_python as adapter
+    from kafka_assignors.kafka_python import assignor as adapter
 
     monkeypatch.setattr(adapter, "_noted_plain", False)
     consumers = [_consumer([CooperativeBalancedStickyAssignor], KafkaConsumer) for _ in range(2)]

@@ -6,7 +6,7 @@ import asyncio
 
 from kafka.structs import OffsetAndMetadata, TopicPartition
 
-from kafka_assignors.adapters.kafka_python_runtime.commits import CommitTracker, wait_done
+from kafka_assignors.kafka_python.runtime.commits import CommitTracker, wait_done
 
 P0, P1 = TopicPartition("t", 0), TopicPartition("t", 1)
 

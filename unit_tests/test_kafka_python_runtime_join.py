@@ -16,8 +16,8 @@ from kafka.protocol.consumer.metadata import ConsumerProtocolAssignment
 from kafka.structs import OffsetAndMetadata, TopicPartition
 
 from kafka_assignors import BalancedStickyAssignor, CooperativeBalancedStickyAssignor
-from kafka_assignors.adapters.kafka_python_runtime import cooperative, manifest
 from kafka_assignors.kafka_python import KafkaConsumer
+from kafka_assignors.kafka_python.runtime import cooperative, manifest
 
 COOP_GEN = Generation(4, "m", "cooperative-balanced-sticky")
 
@@ -234,8 +234,8 @@ def test_a_closing_member_commit_waits_for_its_round_trip_a_bounded_time(
     """close() while the member's JoinGroup is pending: its final auto-commit waits for the
     round trip at most CLOSE_COMMIT_WAIT_S; one that never completes leaves it kafka-python's
     handling (refused: not part of an active group)."""
-    from kafka_assignors.adapters.kafka_python_runtime import cooperative
-    from kafka_assignors.adapters.kafka_python_runtime.join import state_of
+    from kafka_assignors.kafka_python.runtime import cooperative
+    from kafka_assignors.kafka_python.runtime.join import state_of
 
     monkeypatch.setattr(cooperative, "CLOSE_COMMIT_WAIT_S", 1.0)
     consumer = _consumer(CooperativeBalancedStickyAssignor, enable_auto_commit=True)
@@ -338,7 +338,7 @@ def test_a_commit_after_the_sync_group_answer_goes_out_with_the_new_generation()
     """Once this member's SyncGroup is answered the broker holds its new generation, while
     kafka-python still says REBALANCING until a poll takes the result up (and would refuse the
     commit): the runtime sends it with the new generation."""
-    from kafka_assignors.adapters.kafka_python_runtime.join import state_of
+    from kafka_assignors.kafka_python.runtime.join import state_of
 
     consumer = _consumer(CooperativeBalancedStickyAssignor, enable_auto_commit=False)
     coordinator = consumer._coordinator
@@ -364,7 +364,7 @@ def test_a_commit_waits_for_the_round_trip_instead_of_queueing_behind_it() -> No
     would wait behind the JoinGroup on the coordinator connection, past its own request timeout
     if the join is long): an async one goes out once the SyncGroup is answered, a sync one is
     retried by kafka-python's own loop."""
-    from kafka_assignors.adapters.kafka_python_runtime.join import state_of
+    from kafka_assignors.kafka_python.runtime.join import state_of
 
     consumer = _consumer(CooperativeBalancedStickyAssignor, enable_auto_commit=False)
     coordinator = consumer._coordinator
@@ -502,7 +502,7 @@ def test_completing_a_cooperative_round_does_not_wait_for_the_revoked_commit(
     """Completion commits the revoked partitions asynchronously and returns without waiting
     for the answer; the follow-up JoinGroup (the hand-over) waits for it, without blocking a
     poll longer than its own time (its prepare step gives up, the member keeps reading)."""
-    from kafka_assignors.adapters.kafka_python_runtime import cooperative
+    from kafka_assignors.kafka_python.runtime import cooperative
 
     # the hand-over would wait up to 120 s for the commit's answer, which never comes here:
     # bounds far below that, so that a loaded machine's stall is not mistaken for waiting

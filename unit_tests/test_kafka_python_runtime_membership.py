@@ -17,9 +17,9 @@ from kafka.coordinator.base import Generation, MemberState
 from kafka.structs import TopicPartition
 
 from kafka_assignors import CooperativeBalancedStickyAssignor
-from kafka_assignors.adapters.kafka_python_runtime import cooperative
-from kafka_assignors.adapters.kafka_python_runtime.membership import MembershipClock
 from kafka_assignors.kafka_python import KafkaConsumer
+from kafka_assignors.kafka_python.runtime import cooperative
+from kafka_assignors.kafka_python.runtime.membership import MembershipClock
 
 from .test_kafka_python_runtime_join import _close
 

@@ -15,8 +15,8 @@ from kafka.coordinator.assignors.range import RangePartitionAssignor
 from kafka.metrics import MetricConfig, Metrics
 
 from kafka_assignors import BalancedStickyAssignor, CooperativeBalancedStickyAssignor
-from kafka_assignors.adapters.kafka_python_runtime import metrics as hooks
 from kafka_assignors.kafka_python import KafkaConsumer as RuntimeConsumer
+from kafka_assignors.kafka_python.runtime import metrics as hooks
 from kafka_assignors.metrics import (
     ATTRIBUTE,
     COORDINATOR_GROUP,

@@ -26,9 +26,9 @@ from kafka_assignors import (
     RackAwareAssignor,
     make_assignor,
 )
-from kafka_assignors.adapters import kafka_python as adapter
-from kafka_assignors.adapters.kafka_python_compat import KAFKA_PYTHON_2, RebalanceProtocol
 from kafka_assignors.core.model import UNKNOWN_GENERATION
+from kafka_assignors.kafka_python import assignor as adapter
+from kafka_assignors.kafka_python.compat import KAFKA_PYTHON_2, RebalanceProtocol
 
 from .fakes import FakeCluster
 from .kafka_python_wire import Coordinator, assignment_of, partitions_of, round_trip, sent

@@ -12,7 +12,7 @@ import pytest
 from confluent_kafka import TopicPartition as CTP
 from kafka.structs import TopicPartition as KTP
 
-from kafka_assignors import _aiokafka_metrics
+from kafka_assignors.aiokafka import rebalance_metrics as _aiokafka_metrics
 from kafka_assignors.confluent._metrics import bridge_metrics
 from kafka_assignors.confluent._offsets import Progress
 from kafka_assignors.confluent._rebalance import Rebalancer

@@ -12,8 +12,8 @@ from kafka.protocol.consumer.metadata import ConsumerProtocolAssignment
 from kafka.protocol.metadata import MetadataResponse
 
 import kafka_assignors as ka
-from kafka_assignors.adapters.racks import replica_racks
-from kafka_assignors.assignors.pinned import parse_pins
+from kafka_assignors.kafka_python.racks import replica_racks
+from kafka_assignors.strategies.pinned import parse_pins
 
 from .fakes import FakeCluster, FakeMember, assigned, subscription_of
 

@@ -21,9 +21,9 @@ from kafka.coordinator.base import Generation
 from kafka.protocol.consumer.metadata import ConsumerProtocolAssignment
 
 from kafka_assignors import CooperativeBalancedStickyAssignor
-from kafka_assignors.adapters.user_data import decode_user_data
 from kafka_assignors.aiokafka import AIOKafkaAssignor, for_aiokafka
 from kafka_assignors.kafka_python import KafkaConsumer as RuntimeConsumer
+from kafka_assignors.protocol.user_data import decode_user_data
 
 from .fakes import assigned
 

@@ -15,15 +15,15 @@ from kafka_assignors import (
     GroupSpec,
     make_assignor,
 )
-from kafka_assignors.adapters.kafka_python_compat import KAFKA_PYTHON_2
-from kafka_assignors.adapters.leader import Leader, WireMember
-from kafka_assignors.adapters.user_data import (
+from kafka_assignors.core.model import UNKNOWN_GENERATION, TopicSpec
+from kafka_assignors.kafka_python.compat import KAFKA_PYTHON_2
+from kafka_assignors.protocol.leader import Leader, WireMember
+from kafka_assignors.protocol.user_data import (
     decode_user_data,
     encode_user_data,
     ownership_fields,
     read_ownership,
 )
-from kafka_assignors.core.model import UNKNOWN_GENERATION, TopicSpec
 
 from .fakes import FakeCluster
 from .kafka_python_wire import (

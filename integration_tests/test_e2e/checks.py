@@ -141,7 +141,7 @@ def live_names(group: GroupRunner) -> Sequence[str]:
 def member_modes(bootstrap: str, group_id: str) -> dict[str, str | None]:
     """The rebalance protocol each member announced in our assignors' user data ('eager' or
     'cooperative'), by client id; None for members whose user data is not ours."""
-    from kafka_assignors.adapters.user_data import decode_user_data
+    from kafka_assignors.protocol.user_data import decode_user_data
 
     with admin_client(bootstrap) as admin:
         described = admin.describe_groups([group_id])[group_id]

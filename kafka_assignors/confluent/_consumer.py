@@ -25,7 +25,7 @@ from confluent_kafka import TopicPartition as CTopicPartition
 from kafka import errors as kp_errors
 from kafka.coordinator.assignors.abstract import RebalanceProtocol
 
-from ..kafka_python import (  # kafka-python with the runtime (docs/runtime.md)
+from ..kafka_python.consumer import (  # kafka-python with the runtime (docs/runtime.md)
     KafkaConsumer,
     RuntimeUnavailableError,
 )

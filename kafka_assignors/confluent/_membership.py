@@ -5,7 +5,7 @@ kafka-python completes a JoinGroup/SyncGroup round trip (and runs the rebalance
 listener) only inside a ``poll()``, so one thread keeps polling while a rebalance
 is under way, whatever the application does.  That no join result is dropped
 between two of its polls is the kafka-python runtime's join fix
-(:mod:`kafka_assignors.adapters.kafka_python_runtime`), which the bridge installs
+(:mod:`kafka_assignors.kafka_python.runtime`), which the bridge installs
 on the membership client explicitly (:mod:`._runtime`).  Heartbeats are sent by
 kafka-python's own IO thread either way.
 

@@ -2,7 +2,7 @@
 
 The group's rebalances are the membership client's (a kafka-python ``KafkaConsumer``), so
 its rebalance start, success and failure, and the leader's figures, are recorded by the
-kafka-python integration (:mod:`kafka_assignors.adapters.kafka_python_runtime.metrics`,
+kafka-python integration (:mod:`kafka_assignors.kafka_python.runtime.metrics`,
 beneath its join fix) in that client's registry.  What the application sees differs: its
 rebalance callbacks run later, on its own thread, and its partitions pause in librdkafka,
 not in the membership client.  So the bridge keeps a :class:`GroupMetrics` of its own,

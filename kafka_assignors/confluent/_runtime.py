@@ -33,7 +33,7 @@ def membership_metrics(client: Any) -> Any:
     is applied by its constructor, explicitly.  Returns its
     :class:`~kafka_assignors.metrics.GroupMetrics`, or None where it records none.
     """
-    from ..adapters.kafka_python_runtime import metrics as runtime_metrics
+    from ..kafka_python.runtime import metrics as runtime_metrics
 
     coordinator = getattr(client, "_coordinator", None)
     return None if coordinator is None else runtime_metrics.metrics_for(coordinator)

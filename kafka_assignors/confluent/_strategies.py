@@ -16,7 +16,7 @@ from typing import Any
 
 from kafka.coordinator.assignors.abstract import AbstractPartitionAssignor, RebalanceProtocol
 
-from ..adapters.kafka_python import KafkaPythonAssignor
+from ..kafka_python.assignor import KafkaPythonAssignor
 from ..simulator.registry import UnknownAssignorError, new_instance, resolve_assignor
 from ._errors import UnsupportedConfigError
 

@@ -23,7 +23,7 @@ import traceback
 from collections.abc import Callable
 from typing import Any, TextIO
 
-from ..adapters.kafka_python_compat import KAFKA_PYTHON_2
+from ..kafka_python.compat import KAFKA_PYTHON_2
 from .events import MemberConfig
 
 SUMMARY_CHARS = 100

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any, NamedTuple
 
-from ..adapters.user_data import decode_user_data
+from ..protocol.user_data import decode_user_data
 
 Partition = tuple[str, int]
 #: Raw user data longer than this is shown truncated (hex characters).

@@ -15,8 +15,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..adapters.user_data import decode_user_data, read_ownership
 from ..core.metrics import count_spread, moved_partitions, topic_spread
+from ..protocol.user_data import decode_user_data, read_ownership
 from .model import MemberReport, _field, _pairs, as_bytes
 
 

@@ -158,11 +158,11 @@ def instrument(consumer: Any) -> GroupMetrics | None:
     if not module.startswith(("kafka.", "kafka_assignors")) or coordinator is None:
         raise TypeError(f"instrument() takes a kafka-python KafkaConsumer or an aiokafka "
                         f"AIOKafkaConsumer, not {type(consumer).__name__}")
-    from ..adapters.kafka_python_compat import KAFKA_PYTHON_2
+    from ..kafka_python.compat import KAFKA_PYTHON_2
 
     if KAFKA_PYTHON_2:
         raise RuntimeError("kafka_assignors.metrics.instrument needs kafka-python 3")
-    from ..adapters.kafka_python_runtime import metrics as runtime_metrics
+    from ..kafka_python.runtime import metrics as runtime_metrics
 
     done = metrics_of(consumer)
     if done is not None:
@@ -179,27 +179,9 @@ def instrument(consumer: Any) -> GroupMetrics | None:
 
 
 def _instrument_aiokafka(consumer: Any) -> GroupMetrics:
-    from .. import _aiokafka_metrics
-    from ..aiokafka import AIOKafkaAssignor
+    from ..aiokafka.rebalance_metrics import instrument as instrument_aiokafka
 
-    found = _aiokafka_metrics.consumer_metrics(consumer)
-    if getattr(consumer, "_coordinator", None) is not None:  # started
-        _aiokafka_metrics.instrument_started(consumer)
-        return found
-    ours = [a for a in getattr(consumer, "_partition_assignment_strategy", ())
-            if isinstance(a, AIOKafkaAssignor)]
-    for assignor in ours:  # the coordinator, made in start(), is instrumented at its first join
-        assignor.watch(consumer)
-    if not ours and not getattr(consumer, "_kafka_assignors_start_wrapped", False):
-        original_start = consumer.start  # no assignor of ours to hook: from start() on
-
-        async def start() -> None:
-            await original_start()
-            _aiokafka_metrics.instrument_started(consumer)
-
-        consumer.start = start
-        consumer._kafka_assignors_start_wrapped = True
-    return found
+    return instrument_aiokafka(consumer)
 
 
 __all__ = ["ATTRIBUTE", "COORDINATOR_GROUP", "QUALITY_GROUP", "GroupMetrics", "LeaderFigures",

@@ -43,7 +43,7 @@ def group_metrics(target: object) -> GroupMetrics:
     if found is None and type(target).__module__.startswith("aiokafka"):
         # an aiokafka consumer gets its metrics attached when first asked for them (they are
         # recorded from its first join with our assignors, started or not)
-        from .._aiokafka_metrics import consumer_metrics
+        from ..aiokafka.rebalance_metrics import consumer_metrics
 
         found = consumer_metrics(target)
     if found is None:

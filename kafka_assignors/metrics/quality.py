@@ -40,7 +40,7 @@ DESCRIPTIONS = {
 
 
 class LeaderFigures(Protocol):
-    """What :meth:`QualitySensors.leader` reads (``adapters.leader.LeaderReport``)."""
+    """What :meth:`QualitySensors.leader` reads (``protocol.leader.LeaderReport``)."""
 
     moved: int
     pending_second_round: int

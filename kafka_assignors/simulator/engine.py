@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 from types import SimpleNamespace
 from typing import Any
 
-from ..adapters.kafka_python_compat import RebalanceProtocol, wire_types
 from ..core.model import Assignment
+from ..kafka_python.compat import RebalanceProtocol, wire_types
 from .metrics import Weigher, balance, movement
 from .registry import new_instance, resolve_assignor
 from .scenario import (

@@ -15,7 +15,7 @@ from typing import Any
 
 import kafka_assignors
 
-from ..adapters.kafka_python import KafkaPythonAssignor
+from ..kafka_python.assignor import KafkaPythonAssignor
 
 KAFKA_PYTHON = {
     "range": ("kafka.coordinator.assignors.range", "RangePartitionAssignor"),

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any, ClassVar
 
-from ..adapters.kafka_python import KafkaPythonAssignor
 from ..core.model import Assignment, GroupSpec
 from ..core.pinned import PINS_FIELD, pinned
+from .base import Strategy
 
 
 def parse_pins(pins: Iterable[Any]) -> list[tuple[str, int | None]]:
@@ -36,7 +36,7 @@ def parse_pins(pins: Iterable[Any]) -> list[tuple[str, int | None]]:
     return out
 
 
-class PinnedAssignor(KafkaPythonAssignor):
+class Pinned(Strategy):
     """Each member gets the partitions or whole topics it pins; the rest are balanced.
 
     ``PinnedAssignor(pinned=["orders:0", "orders:1", "audit"])``: this member
@@ -67,7 +67,7 @@ class PinnedAssignor(KafkaPythonAssignor):
         return pinned(group)
 
 
-class CooperativePinnedAssignor(PinnedAssignor):
+class CooperativePinned(Pinned):
     """The pinned assignment handed over in two cooperative rounds (KIP-429).
 
     Wire name ``cooperative-pinned``; cooperative and eager.

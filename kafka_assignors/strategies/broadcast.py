@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from ..adapters.kafka_python import KafkaPythonAssignor
 from ..core.broadcast import broadcast
 from ..core.model import Assignment, GroupSpec
+from .base import Strategy
 
 
-class BroadcastAssignor(KafkaPythonAssignor):
+class Broadcast(Strategy):
     """Every member gets every partition of the topics it subscribes to.
 
     Use it when each instance needs the whole stream - cache warming,
@@ -42,7 +42,7 @@ class BroadcastAssignor(KafkaPythonAssignor):
         return broadcast(group)
 
 
-class CooperativeBroadcastAssignor(BroadcastAssignor):
+class CooperativeBroadcast(Broadcast):
     """Broadcast under the cooperative protocol: no member ever gives up a partition.
 
     Nothing is ever revoked (everyone keeps everything), so one round is

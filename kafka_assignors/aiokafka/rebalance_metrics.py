@@ -33,7 +33,8 @@ from typing import Any
 
 from aiokafka.abc import ConsumerRebalanceListener
 
-from .metrics import ATTRIBUTE, GroupMetrics, attach, metrics_of
+from ..kafka_python.assignor import KafkaPythonAssignor
+from ..metrics import ATTRIBUTE, GroupMetrics, attach, metrics_of
 
 log = logging.getLogger("kafka_assignors")
 
@@ -75,8 +76,6 @@ def consumer_metrics(consumer: Any) -> GroupMetrics:
 def instrument_started(consumer: Any) -> GroupMetrics:
     """Metrics on a started aiokafka consumer's coordinator; binds our assignors to it (they
     read the generation there). Raises RuntimeError naming what aiokafka lacks."""
-    from .aiokafka import AIOKafkaAssignor
-
     coordinator = consumer._coordinator
     missing = [n for n in NEEDS if not hasattr(coordinator, n)]
     if missing:
@@ -87,9 +86,36 @@ def instrument_started(consumer: Any) -> GroupMetrics:
         raise RuntimeError("kafka_assignors.metrics.instrument: this aiokafka's "
                            "SubscriptionState lacks " + ", ".join(SUBSCRIPTION_NEEDS))
     for assignor in getattr(coordinator, "_assignors", ()) or ():
-        if isinstance(assignor, AIOKafkaAssignor):
+        if _ours(assignor):
             assignor.bind(coordinator)
     return found
+
+
+def instrument(consumer: Any) -> GroupMetrics:
+    """``kafka_assignors.metrics.instrument`` for an aiokafka consumer, started or not."""
+    found = consumer_metrics(consumer)
+    if getattr(consumer, "_coordinator", None) is not None:  # started
+        instrument_started(consumer)
+        return found
+    ours = [a for a in getattr(consumer, "_partition_assignment_strategy", ()) if _ours(a)]
+    for assignor in ours:  # the coordinator, made in start(), is instrumented at its first join
+        assignor.watch(consumer)
+    if not ours and not getattr(consumer, "_kafka_assignors_start_wrapped", False):
+        original_start = consumer.start  # no assignor of ours to hook: from start() on
+
+        async def start() -> None:
+            await original_start()
+            instrument_started(consumer)
+
+        consumer.start = start
+        consumer._kafka_assignors_start_wrapped = True
+    return found
+
+
+def _ours(assignor: Any) -> bool:
+    """True for an ``AIOKafkaAssignor`` (one of our strategies in aiokafka's interface)."""
+    return isinstance(getattr(assignor, "_inner", None), KafkaPythonAssignor) and hasattr(
+        assignor, "bind")
 
 
 def install(coordinator: Any) -> GroupMetrics | None:
@@ -200,8 +226,6 @@ class _Recorder:
 
 def _leader_report(coordinator: Any, protocol: Any) -> Any:
     """What our assignor just computed as this consumer's leader (None for other assignors)."""
-    from .adapters.kafka_python import KafkaPythonAssignor
-
     lookup = getattr(coordinator, "_lookup_assignor", None)
     assignor = lookup(protocol) if callable(lookup) and protocol is not None else None
     inner = getattr(assignor, "_inner", None)

@@ -21,11 +21,11 @@ from typing import Any
 
 from kafka import KafkaConsumer as _KafkaConsumer
 
-from .adapters.kafka_python_compat import KAFKA_PYTHON_2, KAFKA_PYTHON_VERSION
+from .compat import KAFKA_PYTHON_2, KAFKA_PYTHON_VERSION
 
 __all__ = ["KafkaConsumer", "RuntimeUnavailableError"]
 
-from .adapters.kafka_python_runtime import RuntimeUnavailableError, apply
+from .runtime import RuntimeUnavailableError, apply
 
 
 class KafkaConsumer(_KafkaConsumer):  # type: ignore[misc]

@@ -56,6 +56,7 @@ import time
 from collections.abc import Callable, Coroutine
 from typing import Any
 
+from ..assignor import KafkaPythonAssignor
 from .membership import MembershipClock
 
 log = logging.getLogger("kafka_assignors")
@@ -132,8 +133,6 @@ def generation_was_reset(generation: int, member_id: str) -> bool:
 
 def forget_claims(coordinator: Any) -> None:
     """Our assignors stop announcing partitions this consumer no longer holds."""
-    from ..kafka_python import KafkaPythonAssignor
-
     for assignor in coordinator._assignors.values():
         if isinstance(assignor, KafkaPythonAssignor):
             assignor.forget_owned(coordinator)

@@ -401,7 +401,10 @@ def install_cooperative(coordinator: Any) -> None:
 def _retry_error_base() -> tuple[type[BaseException], ...]:
     from kafka import errors as Errors
 
-    return (Errors.RebalanceInProgressError, Errors.RetriableError)
+    # (kafka-python 2.x has no RetriableError; the runtime is refused there, but its modules
+    # are imported with the package)
+    retriable = getattr(Errors, "RetriableError", None)
+    return (Errors.RebalanceInProgressError,) + ((retriable,) if retriable else ())
 
 
 class RebalanceCommitRetry(*_retry_error_base()):  # type: ignore[misc]

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from ..adapters.kafka_python import KafkaPythonAssignor
 from ..core.co_partitioned import co_partitioned
 from ..core.model import Assignment, GroupSpec
+from .base import Strategy
 
 
-class CoPartitionedAssignor(KafkaPythonAssignor):
+class CoPartitioned(Strategy):
     """Partition i of topics with the same partition count and subscribers goes to one member.
 
     Use it for joins and local state keyed the same way across topics
@@ -27,7 +27,7 @@ class CoPartitionedAssignor(KafkaPythonAssignor):
         return co_partitioned(group)
 
 
-class CooperativeCoPartitionedAssignor(CoPartitionedAssignor):
+class CooperativeCoPartitioned(CoPartitioned):
     """The co-partitioned assignment handed over in two cooperative rounds (KIP-429).
 
     Wire name ``cooperative-co-partitioned``; cooperative and eager.

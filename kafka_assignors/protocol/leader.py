@@ -1,6 +1,6 @@
 """What the group leader does around any strategy, independent of the client library.
 
-The client adapters turn their wire types into :class:`WireMember` and call
+The client bindings turn their wire types into :class:`WireMember` and call
 :meth:`Leader.assign`; this module builds the model, runs the strategy,
 validates the result, applies the cooperative first round when members still
 hold partitions, remembers static members' partitions, and logs what happened.

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from ..adapters.kafka_python import KafkaPythonAssignor
 from ..core.model import Assignment, GroupSpec
 from ..core.rack_aware import rack_aware
+from .base import Strategy
 
 
-class RackAwareAssignor(KafkaPythonAssignor):
+class RackAware(Strategy):
     """Prefers a consumer in a rack (zone) that holds a replica of the partition (KIP-881).
 
     Use it in multi-zone clusters with ``broker.rack`` set, to cut cross-zone
@@ -32,7 +32,7 @@ class RackAwareAssignor(KafkaPythonAssignor):
         return rack_aware(group)
 
 
-class CooperativeRackAwareAssignor(RackAwareAssignor):
+class CooperativeRackAware(RackAware):
     """The rack-aware assignment handed over in two cooperative rounds (KIP-429).
 
     Wire name ``cooperative-rack-aware``; cooperative and eager.

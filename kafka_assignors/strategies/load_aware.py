@@ -7,16 +7,16 @@ import math
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from ..adapters.kafka_python import KafkaPythonAssignor
 from ..core.load_aware import DEFAULT_TOLERANCE, load_aware
 from ..core.model import Assignment, GroupSpec, TopicPartition, TopicSpec
 from ..load.live_lag import LiveLag
 from ..load.sources import WeightContext, WeightSource, as_weight_source
+from .base import Strategy
 
 log = logging.getLogger("kafka_assignors")
 
 
-class LoadAwareAssignor(KafkaPythonAssignor):
+class LoadAware(Strategy):
     """Balances the total weight (lag, bytes/s ...) per member, not the partition count.
 
     Use it when partitions carry very different load (hot keys, skewed
@@ -57,7 +57,7 @@ class LoadAwareAssignor(KafkaPythonAssignor):
         return load_aware(group, self.tolerance)
 
     def partition_weights(
-        self, cluster: Any, topics: Mapping[str, TopicSpec]
+        self, topics: Mapping[str, TopicSpec], context: WeightContext
     ) -> Mapping[TopicPartition, float] | None:
         """The weight source's answer, cleaned; None (count-based) if it fails."""
         partitions = [TopicPartition(t, p) for t, spec in sorted(topics.items())
@@ -66,7 +66,6 @@ class LoadAwareAssignor(KafkaPythonAssignor):
             return None
         source = self.weight_source.description
         try:
-            context = WeightContext(cluster=cluster, consumer=self.consumer_settings())
             raw = self.weight_source.weights(partitions, context)
             wanted = set(partitions)
             weights: dict[TopicPartition, float] = {}
@@ -98,7 +97,7 @@ class LoadAwareAssignor(KafkaPythonAssignor):
         return weights
 
 
-class CooperativeLoadAwareAssignor(LoadAwareAssignor):
+class CooperativeLoadAware(LoadAware):
     """The load-aware assignment handed over in two cooperative rounds (KIP-429).
 
     Wire name ``cooperative-load-aware``; cooperative and eager.

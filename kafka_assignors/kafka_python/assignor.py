@@ -1,10 +1,10 @@
-"""Adapter for kafka-python: our strategies as ``AbstractPartitionAssignor`` subclasses.
+"""The kafka-python binding: a strategy as kafka-python's ``AbstractPartitionAssignor``.
 
 On kafka-python 3 each member sends a version-3 ``ConsumerProtocolSubscription``: its
 topics, the partitions it owns with the generation it got them in, its rack, and a
 small user data object saying whether it runs the eager or the cooperative protocol.
 kafka-python 2.x sends version-0 subscriptions (topics and user data) and runs eager
-only; :mod:`.kafka_python_compat` holds what differs.
+only; :mod:`.compat` holds what differs.
 """
 
 from __future__ import annotations
@@ -15,30 +15,31 @@ import time
 import weakref
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any
 
 from kafka.coordinator.assignors.abstract import AbstractPartitionAssignor
 
-from ..core.model import UNKNOWN_GENERATION, Assignment, GroupSpec, TopicPartition, TopicSpec
+from ..core.model import UNKNOWN_GENERATION, Assignment, TopicPartition, TopicSpec
 from ..core.names import some_ids
-from .kafka_python_compat import (
+from ..load.sources import WeightContext
+from ..protocol.leader import (
+    MODE_COOPERATIVE,
+    MODE_EAGER,
+    Leader,
+    LeaderReport,
+    WireMember,
+    gc_paused,
+)
+from ..protocol.user_data import RACK_FIELD, decode_user_data, encode_user_data, ownership_fields
+from ..strategies.base import Strategy
+from .compat import (
     KAFKA_PYTHON_2,
     KAFKA_PYTHON_VERSION,
     RebalanceProtocol,
     subscription_topics,
     wire_types,
 )
-from .leader import (
-    MODE_COOPERATIVE,
-    MODE_EAGER,
-    AssignmentResult,
-    Leader,
-    LeaderReport,
-    WireMember,
-    gc_paused,
-)
 from .racks import replica_racks
-from .user_data import RACK_FIELD, decode_user_data, encode_user_data, ownership_fields
 
 log = logging.getLogger("kafka_assignors")
 
@@ -80,26 +81,16 @@ def _default_instance(cls: type) -> object:
         return _defaults[cls]
 
 
-class KafkaPythonAssignor(AbstractPartitionAssignor):  # type: ignore[misc]
-    """Base class: subclasses set :attr:`name` and implement :meth:`assign_group`.
+class KafkaPythonAssignor(Strategy, AbstractPartitionAssignor):  # type: ignore[misc]
+    """A :class:`~kafka_assignors.strategies.Strategy` as a kafka-python assignor.
 
+    Subclasses set :attr:`name` and implement :meth:`assign_group` (or derive from one
+    of the strategies as well, as every assignor ``kafka_assignors`` exports does).
     Usable as a class or an instance in ``partition_assignment_strategy``.
     """
 
-    #: The strategy's wire name, the one the group coordinator votes on.
-    name: ClassVar[str] = ""
-    #: True for strategies that speak the cooperative protocol (and eager too).
-    cooperative: ClassVar[bool] = False
-    #: True for strategies that deliberately give a partition to several members.
-    broadcast: ClassVar[bool] = False
-    #: True for strategies that read replica racks (``TopicSpec.replica_racks``); the
-    #: leader then reads them from cluster metadata when any member sent a rack.
-    uses_replica_racks: ClassVar[bool] = False
-
     def __init__(self, *, client_rack: str | None = None) -> None:
-        if not self.name:
-            raise TypeError(f"{type(self).__name__} must set a wire name in `name`")
-        self.client_rack = client_rack
+        super().__init__(client_rack=client_rack)
         # one consumer's state per instance (kafka-python 3 instantiates a class given in
         # partition_assignment_strategy once per consumer): pass the class, or one instance
         # per consumer
@@ -155,22 +146,6 @@ class KafkaPythonAssignor(AbstractPartitionAssignor):  # type: ignore[misc]
         self.__dict__.update(state)
         self._bound = None
         self._bind_lock = threading.Lock()
-
-    # --- what a strategy implements -------------------------------------------------
-
-    def assign_group(self, group: GroupSpec) -> AssignmentResult:
-        """Compute the assignment for ``group``; the one method a custom assignor writes."""
-        raise NotImplementedError
-
-    def subscription_fields(self) -> dict[str, object]:
-        """Extra fields this member sends to the leader in its user data."""
-        return {}
-
-    def partition_weights(
-        self, cluster: Any, topics: Mapping[str, TopicSpec]
-    ) -> Mapping[TopicPartition, float] | None:
-        """Weights for load-aware strategies; None means every partition weighs the same."""
-        return None
 
     # --- kafka-python's interface ------------------------------------------------------
 
@@ -288,7 +263,8 @@ class KafkaPythonAssignor(AbstractPartitionAssignor):  # type: ignore[misc]
         ):
             log.info("%s: second cooperative round reuses the first round's weights", self.name)
             return state.weights
-        state.weights = self.partition_weights(cluster, topics)
+        context = WeightContext(cluster=cluster, consumer=self.consumer_settings())
+        state.weights = self.partition_weights(topics, context)
         state.weights_at = time.monotonic()
         return state.weights
 

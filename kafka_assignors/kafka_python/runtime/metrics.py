@@ -35,6 +35,7 @@ from collections.abc import Callable, Coroutine
 from typing import Any
 
 from ...metrics import GroupMetrics
+from ..assignor import KafkaPythonAssignor
 
 log = logging.getLogger("kafka_assignors")
 
@@ -140,8 +141,6 @@ def _wrap_events(coordinator: Any, metrics: GroupMetrics) -> None:
 
 
 def _leader_report(coordinator: Any, protocol: Any) -> Any:
-    from ..kafka_python import KafkaPythonAssignor
-
     assignor = coordinator._lookup_assignor(protocol)
     if not isinstance(assignor, KafkaPythonAssignor):
         return None

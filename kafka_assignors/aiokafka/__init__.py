@@ -10,6 +10,12 @@ so both can share a group and either can be the leader.  aiokafka has no
 cooperative protocol, so its members always run eager (the cooperative
 strategies still work in a group with them: the leader knows which members
 still hold partitions).  Requires the ``aiokafka`` extra.
+
+The strategies are :mod:`kafka_assignors.strategies`; an :class:`AIOKafkaAssignor` runs
+one through the kafka-python binding's member code (:mod:`kafka_assignors.kafka_python`:
+the version-3 subscription, owned partitions, the leader's wire path), which speaks the
+same classic-protocol wire format, over aiokafka's coordinator. Its rebalance metrics glue
+is :mod:`.rebalance_metrics`.
 """
 
 from __future__ import annotations
@@ -28,13 +34,14 @@ from kafka.protocol.consumer.metadata import (
     ConsumerProtocolSubscription,
 )
 
-from . import _aiokafka_metrics
-from .adapters.kafka_python import KafkaPythonAssignor
-from .adapters.leader import MODE_EAGER
-from .assignors.balanced_sticky import BalancedStickyAssignor as _BalancedSticky
-from .assignors.balanced_sticky import (
+from ..kafka_python.assignor import KafkaPythonAssignor
+from ..kafka_python.assignors import ASSIGNORS
+from ..kafka_python.assignors import BalancedStickyAssignor as _BalancedSticky
+from ..kafka_python.assignors import (
     CooperativeBalancedStickyAssignor as _CooperativeBalancedSticky,
 )
+from ..protocol.leader import MODE_EAGER
+from . import rebalance_metrics
 
 log = logging.getLogger("kafka_assignors")
 
@@ -83,7 +90,7 @@ class AIOKafkaAssignor(_AIOAbstractAssignor):  # type: ignore[misc]
         consumer = self._instrumented() if self._instrumented is not None else None
         if consumer is not None and getattr(consumer, "_coordinator", None) is not None:
             self._instrumented = None
-            _aiokafka_metrics.instrument_started(consumer)  # before this JoinGroup is sent
+            rebalance_metrics.instrument_started(consumer)  # before this JoinGroup is sent
         # aiokafka has no cooperative protocol: its members always run eager
         sub: ConsumerProtocolSubscription = self._inner.subscription(topics, MODE_EAGER)
         return bytes(sub.encode())
@@ -127,7 +134,7 @@ def metrics(consumer: Any) -> dict[str, dict[str, float]]:
     the first rebalance is recorded).  It also attaches the metrics to ``consumer`` as
     ``_kafka_assignors_metrics``, where the Prometheus and OpenTelemetry exporters find them.
     """
-    return _aiokafka_metrics.consumer_metrics(consumer).values()
+    return rebalance_metrics.consumer_metrics(consumer).values()
 
 
 def for_aiokafka(assignor: type[KafkaPythonAssignor] | KafkaPythonAssignor) -> AIOKafkaAssignor:
@@ -154,10 +161,8 @@ def __getattr__(name: str) -> Any:
     ``from kafka_assignors.aiokafka import LoadAwareAssignor`` gives a factory that
     takes the same arguments as the kafka-python class.
     """
-    import kafka_assignors
-
-    cls = getattr(kafka_assignors, name, None) if name in kafka_assignors.__all__ else None
-    if isinstance(cls, type) and issubclass(cls, KafkaPythonAssignor) and cls.name:
+    cls = next((c for c in ASSIGNORS if c.__name__ == name), None)
+    if cls is not None:
 
         def factory(*args: Any, **kwargs: Any) -> AIOKafkaAssignor:
             return AIOKafkaAssignor(cls(*args, **kwargs))

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from ..adapters.kafka_python import KafkaPythonAssignor
 from ..core.balanced_sticky import balanced_sticky
 from ..core.model import Assignment, GroupSpec
+from .base import Strategy
 
 
-class BalancedStickyAssignor(KafkaPythonAssignor):
+class BalancedSticky(Strategy):
     """Optimal balance (also with unequal subscriptions), then every topic as even as that
     allows, then the fewest partitions moved.
 
@@ -34,7 +34,7 @@ class BalancedStickyAssignor(KafkaPythonAssignor):
         return balanced_sticky(group, per_topic=self.per_topic_balance)
 
 
-class CooperativeBalancedStickyAssignor(BalancedStickyAssignor):
+class CooperativeBalancedSticky(BalancedSticky):
     """The same assignment, handed over in two cooperative rounds (KIP-429).
 
     Supports both protocols, so it can be listed beside an eager assignor during

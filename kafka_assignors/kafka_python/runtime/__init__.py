@@ -26,6 +26,7 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
+from ..assignor import KafkaPythonAssignor
 from . import cooperative, join, metrics
 
 log = logging.getLogger("kafka_assignors")
@@ -138,7 +139,6 @@ def apply(consumer: Any) -> RuntimeStatus:
     from kafka.coordinator.assignors.abstract import RebalanceProtocol
 
     from ...metrics import attach
-    from ..kafka_python import KafkaPythonAssignor
     from . import manifest
 
     coordinator = getattr(consumer, "_coordinator", None)

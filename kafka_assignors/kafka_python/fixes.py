@@ -1,4 +1,4 @@
-"""``patch_rejoin_hang``: the join and heartbeat fixes of :mod:`.kafka_python_runtime` for any
+"""``patch_rejoin_hang``: the join and heartbeat fixes of :mod:`.runtime` for any
 consumer.
 
 ``kafka_assignors.kafka_python.KafkaConsumer`` applies the whole runtime (docs/runtime.md).
@@ -17,7 +17,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from .kafka_python_compat import KAFKA_PYTHON_2
+from .compat import KAFKA_PYTHON_2
 
 log = logging.getLogger("kafka_assignors")
 
@@ -32,7 +32,7 @@ def patch_rejoin_hang(consumer: Any) -> bool:
     if KAFKA_PYTHON_2:  # the hang is kafka-python 3's (one IO thread runs the join)
         log.info("patch_rejoin_hang: not needed on kafka-python 2.x; not patched")
         return False
-    from .kafka_python_runtime import install  # built on kafka-python 3's internals
+    from .runtime import install  # built on kafka-python 3's internals
 
     coordinator = getattr(consumer, "_coordinator", None)
     if coordinator is None:

@@ -1,1 +1,0 @@
-"""Thin translations between client libraries' wire types and the core model."""

@@ -1,1 +1,0 @@
-"""Concrete assignors for kafka-python, one module per strategy."""
