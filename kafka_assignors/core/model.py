@@ -38,7 +38,7 @@ class MemberSpec:
     #: ``group.instance.id`` of a static member, else None.
     instance_id: str | None = None
     rack: str | None = None
-    #: Assignor-specific data the member sent (already decoded by the adapter).
+    #: Assignor-specific data the member sent (already decoded by the client binding).
     user_data: Mapping[str, object] = field(default_factory=dict)
 
     @property

@@ -50,7 +50,7 @@ def consumer_settings(coordinator: Any) -> dict[str, Any]:
 
 def resolve_settings(explicit: Mapping[str, Any] | None,
                      context: WeightContext) -> dict[str, Any]:
-    """The consumer's settings: given explicitly, or by the adapter (a bound assignor)."""
+    """The consumer's settings: given explicitly, or by the client binding (a bound assignor)."""
     settings = dict(explicit or context.consumer or {})
     if not settings:
         raise WeightSourceError(

@@ -24,7 +24,7 @@ class WeightContext:
 
     #: The client library's cluster metadata object.
     cluster: Any = None
-    #: The consumer's own connection settings and group, when the adapter found them.
+    #: The consumer's own connection settings and group, when the client binding found them.
     consumer: Mapping[str, Any] = field(default_factory=dict)
 
 

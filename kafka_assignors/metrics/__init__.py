@@ -32,7 +32,7 @@ from .rebalance import ListenerKind, RebalanceSensors
 COORDINATOR_GROUP = "consumer-coordinator-metrics"
 #: Our own documented group for assignment quality.
 QUALITY_GROUP = "kafka-assignors-assignment-metrics"
-#: The attribute every adapter sets on the consumer object users hold.
+#: The attribute every client binding sets on the consumer object users hold.
 ATTRIBUTE = "_kafka_assignors_metrics"
 
 _serial = itertools.count(1)
@@ -120,7 +120,7 @@ class GroupMetrics:
 
 
 def metrics_of(consumer: object) -> GroupMetrics | None:
-    """The :class:`GroupMetrics` an adapter attached to ``consumer`` (None if none).
+    """The :class:`GroupMetrics` a client binding attached to ``consumer`` (None if none).
 
     A kafka-python ``KafkaConsumer`` is also looked up through its coordinator.
     """

@@ -32,7 +32,7 @@ def decode_user_data(raw: object) -> dict[str, object] | None:
     return value if isinstance(value, dict) else None
 
 
-#: Keys our adapter adds to every subscription's user data (strategies never see them):
+#: Keys every binding adds to every subscription's user data (strategies never see them):
 #: the partitions the member owns and the generation it got them in.  Version-0
 #: subscriptions (kafka-python 2.x, aiokafka) have no other place for them, and a
 #: kafka-python 2.x leader reads only the version-0 fields of anyone's subscription, so

@@ -95,7 +95,7 @@ class _Member:
     def __init__(self, spec: SimMember, assignor: Any, weigh: Weigher) -> None:
         self.spec = spec
         self.assignor = new_instance(assignor, spec.rack, weigh.of)
-        # Read by our adapter to learn the consumer's protocol, as from kafka-python's
+        # Read by our kafka-python binding to learn the consumer's protocol, as from kafka-python's
         # coordinator (the object that calls metadata()).
         protocols = self.assignor.supported_protocols()
         self._rebalance_protocol = max(protocols) if protocols else RebalanceProtocol.EAGER
