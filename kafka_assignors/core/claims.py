@@ -23,7 +23,8 @@ log = logging.getLogger("kafka_assignors.core")
 class Claims:
     """Resolved claims, indexed like the member list they were built from."""
 
-    #: member index -> topic -> claimed partitions (unique and valid; not necessarily sorted).
+    #: member index -> topic -> claimed partitions (unique and valid; not necessarily sorted;
+    #: possibly the member's own list: read only).
     owned: list[dict[str, list[int]]]
     #: topic -> every partition somebody keeps a claim on.
     claimed: dict[str, set[int]]
@@ -78,9 +79,10 @@ def resolve_claims(
         n = partition_counts[topic]
         distinct: set[int] = set().union(*lists)
         if sum(map(len, lists)) == len(distinct) and min(distinct) >= 0 and max(distinct) < n:
-            # the usual case: nobody else claims these partitions
+            # the usual case: nobody else claims these partitions (the member's own
+            # lists are kept, not copied: nothing changes a claim list)
             for i, ps in zip(owners_of[topic], lists, strict=True):
-                result.owned[i][topic] = list(ps)
+                result.owned[i][topic] = ps if ps.__class__ is list else list(ps)
             result.claimed[topic] = distinct
             continue
         claims = [(members[i].generation, i, ps) for i, ps in zip(owners_of[topic], lists,
