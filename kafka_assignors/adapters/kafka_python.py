@@ -411,16 +411,19 @@ def _to_wire(sent: Assignment) -> dict[str, Any]:
     "userData from a custom assignor would be lost" (Kafka's ``ConsumerGroup``), answered
     as GROUP_ID_NOT_FOUND.  Nothing of ours reads it back, so none is sent.
     """
-    if KAFKA_PYTHON_2:
+    with gc_paused():  # (a (topic, partitions) pair per member and topic: no cycles)
+        if KAFKA_PYTHON_2:
+            return {
+                member: _ASSIGNMENT(0, sorted(by_topic.items()), b"")
+                for member, by_topic in sent.items()
+            }
+        # by keyword: kafka-python 3 maps positional fields to names on every call
         return {
-            member: _ASSIGNMENT(0, sorted(by_topic.items()), b"")
+            member: _ASSIGNMENT(
+                version=0, assigned_partitions=sorted(by_topic.items()), user_data=b""
+            )
             for member, by_topic in sent.items()
         }
-    # by keyword: kafka-python 3 maps positional fields to names on every call
-    return {
-        member: _ASSIGNMENT(version=0, assigned_partitions=sorted(by_topic.items()), user_data=b"")
-        for member, by_topic in sent.items()
-    }
 
 
 _noted_eager: set[str | None] = set()
