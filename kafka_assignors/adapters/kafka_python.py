@@ -317,8 +317,6 @@ class _ConsumerState:
     weights_at: float = float("-inf")
 
 
-#: (topic, partitions) of a decoded owned-partitions entry, read in C
-_topic_and_partitions = operator.attrgetter("topic", "partitions")
 #: the last subscription read: members mostly share one, and then share this list
 #: (steps that read every member's topics find them in cache, or skip equal ones)
 _last_topics: list[str] = []
@@ -328,12 +326,17 @@ def _wire_member(member: Any) -> WireMember:
     global _last_topics
     md = member.metadata
     items = getattr(md, "owned_partitions", None) or ()
-    try:
-        pairs = list(map(_topic_and_partitions, items))
+    if not isinstance(items, (list, tuple)):
+        items = list(items)
+    try:  # decoded entries (kafka-python 3), read in one pass
+        owned: dict[str, list[int]] = {i.topic: i.partitions for i in items}
+        pairs = None
     except AttributeError:  # (topic, partitions) pairs, or a mix
         pairs = [(i.topic, i.partitions) if hasattr(i, "topic") else i for i in items]
-    owned: dict[str, list[int]] = dict(pairs)
-    if len(owned) < len(pairs):  # a topic listed twice: merge
+        owned = dict(pairs)
+    if len(owned) < len(items):  # a topic listed twice: merge
+        if pairs is None:
+            pairs = [(i.topic, i.partitions) for i in items]
         owned = {}
         for topic, partitions in pairs:
             owned.setdefault(topic, []).extend(partitions)
@@ -417,13 +420,19 @@ def _to_wire(sent: Assignment) -> dict[str, Any]:
                 member: _ASSIGNMENT(0, sorted(by_topic.items()), b"")
                 for member, by_topic in sent.items()
             }
-        # by keyword: kafka-python 3 maps positional fields to names on every call
+        # by keyword: kafka-python 3 maps positional fields to names on every call; by topic
+        # name alone (unique): strings compare faster than pairs
         return {
             member: _ASSIGNMENT(
-                version=0, assigned_partitions=sorted(by_topic.items()), user_data=b""
+                version=0,
+                assigned_partitions=sorted(by_topic.items(), key=_topic_of),
+                user_data=b"",
             )
             for member, by_topic in sent.items()
         }
+
+
+_topic_of = operator.itemgetter(0)
 
 
 _noted_eager: set[str | None] = set()
