@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping, Sequence
+from operator import attrgetter
 
 from .claims import Claims, resolve_claims
 from .model import Assignment, GroupSpec, MemberSpec
@@ -35,7 +36,12 @@ log = logging.getLogger("kafka_assignors.core")
 
 def canonical_members(group: GroupSpec) -> list[MemberSpec]:
     """Members in the order every algorithm uses, whatever order they arrived in."""
+    if all(m.instance_id is None for m in group.members):
+        return sorted(group.members, key=_member_id)  # the same order, keys made in C
     return sorted(group.members, key=lambda m: (m.sort_key, m.member_id))
+
+
+_member_id = attrgetter("member_id")
 
 
 def usable_topics(group: GroupSpec, member: MemberSpec) -> frozenset[str]:
@@ -140,7 +146,7 @@ def _total_only_moves(
     """The fewest moves total balance alone needs: members above the floor shed down to
     it, except ``e`` of them that keep one more (the ``e`` larger quotas)."""
     base, e = divmod(sum(counts[t] for t in part_topics), len(part_members))
-    over = [claims.count(i) - base for i in part_members if claims.count(i) > base]
+    over = [c - base for c in map(claims.count, part_members) if c > base]
     return sum(over) - min(e, len(over))
 
 

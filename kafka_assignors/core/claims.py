@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import cast
 
 from .model import MemberSpec
 from .names import some_ids
@@ -23,7 +24,8 @@ log = logging.getLogger("kafka_assignors.core")
 class Claims:
     """Resolved claims, indexed like the member list they were built from."""
 
-    #: member index -> topic -> claimed partitions (unique and valid; not necessarily sorted).
+    #: member index -> topic -> claimed partitions (unique and valid; not necessarily sorted;
+    #: possibly the member's own list: read only).
     owned: list[dict[str, list[int]]]
     #: topic -> every partition somebody keeps a claim on.
     claimed: dict[str, set[int]]
@@ -47,9 +49,12 @@ def resolve_claims(
     hold each member's usable topics.
     """
     result = Claims(owned=[{} for _ in members], claimed={})
-    # topic -> claimed partition lists, and the index of the member behind each
-    lists_of: dict[str, list[Sequence[int]]] = {}
-    owners_of: dict[str, list[int]] = {}
+    # topic -> (rank in first-claimed order, claimed partition lists, the member behind each)
+    slots: dict[str, tuple[int, list[Sequence[int]], list[int]]] = {}
+    # the usual case, taken whole at the end if no claim is contested: each member's claims
+    # as it sent them (copied while at hand), all on subscribed topics, as lists, already in
+    # first-claimed topic order
+    whole: dict[int, dict[str, list[int]]] | None = {}
     for i, member in enumerate(members):
         owned = member.owned
         if not owned:
@@ -59,32 +64,51 @@ def resolve_claims(
         if not owned.keys() <= subs:
             items = [(t, ps) for t, ps in owned.items() if t in subs]
             result.dropped_invalid += sum(len(ps) for t, ps in owned.items() if t not in subs)
+            whole = None
+        last = -1
         for topic, ps in items:
-            if not ps:
-                continue
-            lists = lists_of.get(topic)
-            if lists is None:
-                lists_of[topic] = [ps]
-                owners_of[topic] = [i]
+            if not ps or ps.__class__ is not list:
+                whole = None
+                if not ps:
+                    continue
+            entry = slots.get(topic)
+            if entry is None:
+                slots[topic] = entry = (len(slots), [ps], [i])
             else:
-                lists.append(ps)
-                owners_of[topic].append(i)
+                entry[1].append(ps)
+                entry[2].append(i)
+                if entry[0] < last:
+                    whole = None
+            last = entry[0]
+        if whole is not None:
+            whole[i] = cast(dict[str, list[int]], dict(owned))  # (checked: lists only)
 
     conflicts: list[str] = []
     # members whose claims were dropped as stale / as naming partitions that do not exist
     stale_members: set[int] = set()
     invalid_members: set[int] = set()
-    for topic, lists in lists_of.items():
+    contested = set()
+    for topic, (_rank, lists, _owners) in slots.items():
         n = partition_counts[topic]
         distinct: set[int] = set().union(*lists)
         if sum(map(len, lists)) == len(distinct) and min(distinct) >= 0 and max(distinct) < n:
             # the usual case: nobody else claims these partitions
-            for i, ps in zip(owners_of[topic], lists, strict=True):
-                result.owned[i][topic] = list(ps)
             result.claimed[topic] = distinct
+        else:
+            contested.add(topic)
+            result.claimed[topic] = set()  # (its place in the order; filled in below)
+    if whole is not None and not contested:
+        for i, mine in whole.items():
+            result.owned[i] = mine
+        return result
+    for topic, (_rank, lists, owners) in slots.items():
+        n = partition_counts[topic]
+        if topic not in contested:
+            # (the member's own lists are kept, not copied: nothing changes a claim list)
+            for i, ps in zip(owners, lists, strict=True):
+                result.owned[i][topic] = ps if ps.__class__ is list else list(ps)
             continue
-        claims = [(members[i].generation, i, ps) for i, ps in zip(owners_of[topic], lists,
-                                                                  strict=True)]
+        claims = [(members[i].generation, i, ps) for i, ps in zip(owners, lists, strict=True)]
         slot: dict[int, tuple[int, int]] = {}
         for gen, i, ps in claims:
             for p in ps:

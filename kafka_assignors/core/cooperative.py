@@ -51,11 +51,12 @@ def withhold_moving(
 
 
 def withhold_held(
-    target: Mapping[str, Mapping[str, Sequence[int]]],
+    target: Assignment,
     holding: Mapping[str, Holding],
 ) -> tuple[Assignment, int]:
     """:func:`withhold_moving` from what each member holds, without a set per partition.
 
+    ``target`` gives each partition to at most one member (a validated assignment).
     Holders count only at the newest generation that claims a partition (older
     claims were fenced and let go).  When every holder reports one generation,
     as in a settled group, only partitions new to their target owner are looked
@@ -64,23 +65,32 @@ def withhold_held(
     generations = {gen for gen, _parts in holding.values()}
     if len(generations) > 1:
         return withhold_moving(target, _holders_by_partition(holding))
+    out: Assignment = {}
+    empty: Mapping[str, Sequence[int]] = {}
+    changing = []
+    for member, by_topic in target.items():
+        if by_topic == holding.get(member, (0, empty))[1]:
+            # the usual case: it keeps exactly what it holds (compared in C)
+            out[member] = dict(by_topic)
+        else:
+            changing.append(member)
+    # A holder whose target is exactly what it holds keeps all it holds, so (each
+    # partition going to one member) nobody else gets any of it: only the others'
+    # holdings can make a partition wait.
+    held_parts = [parts for m, (_gen, parts) in holding.items() if m not in out]
     held_any: dict[str, set[int]] = {}
 
     def held_in(topic: str) -> set[int]:
         got = held_any.get(topic)
         if got is None:
-            got = held_any[topic] = set().union(
-                *(parts.get(topic, ()) for _gen, parts in holding.values())
-            )
+            got = held_any[topic] = set().union(*(parts.get(topic, ()) for parts in held_parts))
         return got
 
-    out: Assignment = {}
     pending = 0
-    empty: Mapping[str, Sequence[int]] = {}
-    for member, by_topic in target.items():
+    for member in changing:
         mine_now = holding.get(member, (0, empty))[1]
         mine: dict[str, list[int]] = {}
-        for topic, partitions in by_topic.items():
+        for topic, partitions in target[member].items():
             had = mine_now.get(topic)
             if had == partitions:
                 mine[topic] = list(partitions)
@@ -92,7 +102,7 @@ def withhold_held(
             if keep:
                 mine[topic] = keep
         out[member] = mine
-    return out, pending
+    return ({m: out[m] for m in target} if changing else out), pending  # in the target's order
 
 
 def _holders_by_partition(

@@ -78,6 +78,14 @@ def plan_uniform(
         if not floor_topics:
             # fewer partitions than members in every topic: a held cell is wanted where
             # the topic has a ceiling here (a class's share of a topic may be 0)
+            if held_i.keys() <= rem.keys() and 0 not in held_i.values():
+                # the usual case, checked in C: every held cell is wanted
+                w = list(held_i)
+                if w:
+                    wants[i] = w
+                if sum(held_i.values()) == len(w):  # (all ones)
+                    exact.add(i)
+                continue
             w = [t for t, c in held_i.items() if c and t in rem]
             if w:
                 wants[i] = w

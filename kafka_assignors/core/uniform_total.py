@@ -69,8 +69,11 @@ def assign_uniform_total(
         if got is None:
             result[member][topic] = [partition]
         else:
+            if (member, topic) not in touched:
+                # a copy: the list may be the member's claim (read only)
+                got = result[member][topic] = list(got)
+                touched.add((member, topic))
             got.append(partition)
-            touched.add((member, topic))
     for member, topic in touched:
         result[member][topic].sort()
     return result

@@ -23,8 +23,8 @@ def validate_assignment(
     subscribes to.  Complete: every partition of every subscribed topic goes to
     exactly one member - or, for a broadcast strategy, to every subscriber.
     """
-    members = {m.member_id: m for m in group.members}
-    unknown = sorted(set(assignment) - set(members))
+    topics_of = {m.member_id: m.topics for m in group.members}
+    unknown = sorted(assignment.keys() - topics_of.keys())
     if unknown:
         raise InvalidAssignmentError(f"assignment names members not in the group: {unknown[:5]}")
     if broadcast:
@@ -32,7 +32,9 @@ def validate_assignment(
         return
     per_topic: dict[str, list[int]] = {}
     for member_id, by_topic in assignment.items():
-        _check_subscribed(member_id, members[member_id].topics, by_topic)
+        topics = topics_of[member_id]
+        if not by_topic.keys() <= topics:
+            _check_subscribed(member_id, topics, by_topic)
         for topic, partitions in by_topic.items():
             if not partitions:
                 continue

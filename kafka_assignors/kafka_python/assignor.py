@@ -10,6 +10,7 @@ only; :mod:`.compat` holds what differs.
 from __future__ import annotations
 
 import logging
+import operator
 import threading
 import time
 import weakref
@@ -292,19 +293,37 @@ class _ConsumerState:
     weights_at: float = float("-inf")
 
 
+#: the last subscription read: members mostly share one, and then share this list
+#: (steps that read every member's topics find them in cache, or skip equal ones)
+_last_topics: list[str] = []
+
+
 def _wire_member(member: Any) -> WireMember:
+    global _last_topics
     md = member.metadata
     items = getattr(md, "owned_partitions", None) or ()
-    pairs = [(i.topic, i.partitions) if hasattr(i, "topic") else i for i in items]
-    owned: dict[str, list[int]] = dict(pairs)
-    if len(owned) < len(pairs):  # a topic listed twice: merge
+    if not isinstance(items, (list, tuple)):
+        items = list(items)
+    try:  # decoded entries (kafka-python 3), read in one pass
+        owned: dict[str, list[int]] = {i.topic: i.partitions for i in items}
+        pairs = None
+    except AttributeError:  # (topic, partitions) pairs, or a mix
+        pairs = [(i.topic, i.partitions) if hasattr(i, "topic") else i for i in items]
+        owned = dict(pairs)
+    if len(owned) < len(items):  # a topic listed twice: merge
+        if pairs is None:
+            pairs = [(i.topic, i.partitions) for i in items]
         owned = {}
         for topic, partitions in pairs:
             owned.setdefault(topic, []).extend(partitions)
+    topics = md.topics or ()
+    shared = _last_topics
+    if topics != shared:
+        shared = _last_topics = list(topics)
     return WireMember(
         member_id=member.member_id,
         instance_id=getattr(member, "group_instance_id", None),
-        topics=list(md.topics or ()),
+        topics=shared,
         owned=owned,
         generation=getattr(md, "generation_id", UNKNOWN_GENERATION),
         rack=getattr(md, "rack_id", None),
@@ -371,10 +390,25 @@ def _to_wire(sent: Assignment) -> dict[str, Any]:
     "userData from a custom assignor would be lost" (Kafka's ``ConsumerGroup``), answered
     as GROUP_ID_NOT_FOUND.  Nothing of ours reads it back, so none is sent.
     """
-    return {
-        member: _ASSIGNMENT(0, sorted(by_topic.items()), b"")
-        for member, by_topic in sent.items()
-    }
+    with gc_paused():  # (a (topic, partitions) pair per member and topic: no cycles)
+        if KAFKA_PYTHON_2:
+            return {
+                member: _ASSIGNMENT(0, sorted(by_topic.items()), b"")
+                for member, by_topic in sent.items()
+            }
+        # by keyword: kafka-python 3 maps positional fields to names on every call; by topic
+        # name alone (unique): strings compare faster than pairs
+        return {
+            member: _ASSIGNMENT(
+                version=0,
+                assigned_partitions=sorted(by_topic.items(), key=_topic_of),
+                user_data=b"",
+            )
+            for member, by_topic in sent.items()
+        }
+
+
+_topic_of = operator.itemgetter(0)
 
 
 _noted_eager: set[str | None] = set()

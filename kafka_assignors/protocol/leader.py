@@ -13,7 +13,7 @@ import gc
 import logging
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from ..core.cooperative import Holding, withhold_held
 from ..core.metrics import count_spread, moved_partitions, topic_spread
@@ -60,21 +60,83 @@ class WireMember:
     version: object = None
 
 
-@dataclass(slots=True)
 class LeaderReport:
-    """The figures of the last assignment this leader computed (also logged)."""
+    """The figures of the last assignment this leader computed (also logged).
 
-    strategy: str
-    members: int
-    partitions: int
-    moved: int
-    pending_second_round: int
-    count_spread: int
-    seconds: float
-    target: Assignment = field(repr=False)
-    sent: Assignment = field(repr=False)
-    #: worst per-topic spread of ``target`` among each topic's subscribers
-    topic_spread: int = 0
+    ``partitions``, ``moved``, ``count_spread`` and ``topic_spread`` are worked out when
+    first read (a leader whose INFO log is off and that nobody asks pays nothing for them).
+    """
+
+    __slots__ = (
+        "_figures",
+        "_members",
+        "_topics",
+        "members",
+        "pending_second_round",
+        "seconds",
+        "sent",
+        "strategy",
+        "target",
+    )
+
+    def __init__(
+        self,
+        strategy: str,
+        members: Sequence[MemberSpec],
+        pending_second_round: int,
+        seconds: float,
+        target: Assignment,
+        sent: Assignment,
+        topics: Mapping[str, TopicSpec],
+    ) -> None:
+        self.strategy = strategy
+        self.members = len(members)
+        self.pending_second_round = pending_second_round
+        self.seconds = seconds
+        self.target = target
+        self.sent = sent
+        self._members = members
+        self._topics = topics
+        self._figures: dict[str, int] = {}
+
+    @property
+    def partitions(self) -> int:
+        """Partitions in the target assignment."""
+        return self._figure("partitions", lambda: sum(
+            sum(map(len, by_t.values())) for by_t in self.target.values()))
+
+    @property
+    def moved(self) -> int:
+        """Partitions a member owned that the target gives to another member."""
+        return self._figure("moved", lambda: moved_partitions(
+            {m.member_id: m.owned for m in self._members},
+            self.target,
+            {t: spec.partitions for t, spec in self._topics.items()},
+        ))
+
+    @property
+    def count_spread(self) -> int:
+        """Most minus fewest partitions of a member in the target."""
+        return self._figure("count_spread", lambda: count_spread(self.target))
+
+    @property
+    def topic_spread(self) -> int:
+        """Worst per-topic spread of ``target`` among each topic's subscribers."""
+        return self._figure("topic_spread", lambda: topic_spread(
+            self.target, {m.member_id: m.topics for m in self._members}))
+
+    def _figure(self, name: str, compute: Callable[[], int]) -> int:
+        value = self._figures.get(name)
+        if value is None:
+            value = self._figures[name] = compute()
+        return value
+
+    def __repr__(self) -> str:
+        return (f"LeaderReport(strategy={self.strategy!r}, members={self.members}, "
+                f"partitions={self.partitions}, moved={self.moved}, "
+                f"pending_second_round={self.pending_second_round}, "
+                f"count_spread={self.count_spread}, seconds={self.seconds!r}, "
+                f"topic_spread={self.topic_spread})")
 
 
 def normalize(result: AssignmentResult) -> Assignment:
@@ -135,33 +197,23 @@ class Leader:
             if m.instance_id is not None:
                 self._static_memory[m.instance_id] = sent[m.member_id]
 
-        previous = {m.member_id: m.owned for m in members}
         report = LeaderReport(
-            strategy=self.strategy_name,
-            members=len(members),
-            partitions=sum(sum(map(len, by_t.values())) for by_t in target.values()),
-            moved=moved_partitions(
-                previous, target, {t: spec.partitions for t, spec in topics.items()}
-            ),
-            pending_second_round=pending,
-            count_spread=count_spread(target),
-            seconds=time.perf_counter() - started,
-            target=target,
-            sent=sent,
-            topic_spread=topic_spread(target, {m.member_id: m.topics for m in members}),
+            self.strategy_name, members, pending, time.perf_counter() - started, target, sent,
+            topics,
         )
         self.last_report = report
-        log.info(
-            "%s: assigned %d partition(s) to %d member(s) in %.1f ms; %d moved owner%s; "
-            "partition count spread (max-min) %d",
-            report.strategy,
-            report.partitions,
-            report.members,
-            report.seconds * 1000,
-            report.moved,
-            f", {pending} wait for the second cooperative round" if pending else "",
-            report.count_spread,
-        )
+        if log.isEnabledFor(logging.INFO):
+            log.info(
+                "%s: assigned %d partition(s) to %d member(s) in %.1f ms; %d moved owner%s; "
+                "partition count spread (max-min) %d",
+                report.strategy,
+                report.partitions,
+                report.members,
+                report.seconds * 1000,
+                report.moved,
+                f", {pending} wait for the second cooperative round" if pending else "",
+                report.count_spread,
+            )
         return sent
 
     def _model_members(
@@ -174,8 +226,26 @@ class Leader:
         holding: dict[str, Holding] = {}
         # member ids by what was wrong with their metadata: one warning per kind
         odd: dict[str, list[str]] = {}
+        # members mostly send one subscription (the adapter may share its list) and, in a
+        # fresh group, the same user data: each run of equal ones is worked out once
+        last_topics: object = None
+        topic_set: frozenset[str] = frozenset()
+        last_raw: object = None
+        last_fields: dict[str, object] | None = None
         for w in wire_members:
-            fields = decode_user_data(w.user_data)
+            raw = w.user_data
+            if raw.__class__ is bytes and raw == last_raw:
+                fields = None if last_fields is None else dict(last_fields)
+            else:
+                fields = last_fields = decode_user_data(raw)
+                last_raw = raw
+            if w.topics is not last_topics:
+                last_topics = w.topics
+                key = tuple(w.topics)
+                known = topic_sets.get(key)
+                if known is None:
+                    known = topic_sets[key] = frozenset(key)
+                topic_set = known
             owned: Mapping[str, Sequence[int]] = w.owned
             generation = w.generation
             carried = None
@@ -225,7 +295,7 @@ class Leader:
             members.append(
                 MemberSpec(
                     member_id=w.member_id,
-                    topics=topic_sets.setdefault(tuple(w.topics), frozenset(w.topics)),
+                    topics=topic_set,
                     owned=owned,
                     generation=generation,
                     instance_id=w.instance_id,

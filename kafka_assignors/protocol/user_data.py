@@ -10,6 +10,9 @@ import json
 from collections.abc import Mapping, Sequence
 
 MAGIC = b"kas1"
+#: json.loads's own decoder (no hooks) and the whitespace it allows after a document
+_DECODER = json.JSONDecoder()
+_JSON_WHITESPACE = " \t\n\r"
 
 
 def encode_user_data(fields: Mapping[str, object]) -> bytes:
@@ -20,13 +23,22 @@ def decode_user_data(raw: object) -> dict[str, object] | None:
     """The fields we encoded, ``{}`` for empty user data, ``None`` for anything else."""
     if raw is None or raw == b"":
         return {}
-    if not isinstance(raw, bytes | bytearray | memoryview):
+    if not isinstance(raw, (bytes, bytearray, memoryview)):  # (a tuple: faster than a union)
         return None
     data = bytes(raw)
     if not data.startswith(MAGIC):
         return None
+    body = data[len(MAGIC) :]
     try:
-        value = json.loads(data[len(MAGIC) :])
+        if body[:1] == b"{" and body[1:2] != b"\x00":
+            # what json.loads reads as UTF-8 and starts at 0: its steps around the
+            # decoder (encoding detection, whitespace matching) done here, more cheaply
+            text = body.decode("utf-8", "surrogatepass")
+            value, end = _DECODER.raw_decode(text)
+            if end != len(text) and text[end:].strip(_JSON_WHITESPACE):
+                return None  # json.loads: "Extra data"
+        else:
+            value = json.loads(body)
     except (ValueError, UnicodeDecodeError):
         return None
     return value if isinstance(value, dict) else None
