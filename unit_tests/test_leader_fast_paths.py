@@ -10,12 +10,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kafka_assignors import CooperativeBalancedStickyAssignor
-from kafka_assignors.adapters import kafka_python as kp
-from kafka_assignors.adapters.leader import Leader, WireMember
-from kafka_assignors.adapters.user_data import MAGIC, decode_user_data, encode_user_data
 from kafka_assignors.core.balanced_sticky import balanced_sticky
 from kafka_assignors.core.metrics import count_spread, moved_partitions, topic_spread
 from kafka_assignors.core.model import TopicSpec
+from kafka_assignors.kafka_python import assignor as kp
+from kafka_assignors.protocol.leader import Leader, WireMember
+from kafka_assignors.protocol.user_data import MAGIC, decode_user_data, encode_user_data
 
 from .fakes import FakeCluster, FakeMember, subscription_of
 
@@ -107,10 +107,14 @@ def test_wire_members_read_owned_partitions_and_share_equal_subscriptions() -> N
         return SimpleNamespace(member_id=name, group_instance_id=None, metadata=md)
 
     entry = SimpleNamespace(topic="a", partitions=[0, 1])
-    one = kp._wire_member(member("m1", [entry, ("b", [2])]))
-    two = kp._wire_member(member("m2", [entry, SimpleNamespace(topic="a", partitions=[5])]))
+    one, two = kp._wire_members([
+        member("m1", [entry, ("b", [2])]),
+        member("m2", [entry, SimpleNamespace(topic="a", partitions=[5])]),
+    ])
     assert one.owned == {"a": [0, 1], "b": [2]} and two.owned == {"a": [0, 1, 5]}
     assert one.topics == ["a", "b"] and one.topics is two.topics
+    (alone,) = kp._wire_members([member("m3", [])])
+    assert alone.topics == ["a", "b"] and alone.topics is not one.topics  # one call's only
 
 
 def test_assignments_go_on_the_wire_as_before() -> None:

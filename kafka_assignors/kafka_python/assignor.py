@@ -234,7 +234,7 @@ class KafkaPythonAssignor(Strategy, AbstractPartitionAssignor):  # type: ignore[
         if isinstance(members, Mapping):  # kafka-python 2.x: {member_id: decoded subscription}
             wire = [_wire_member_v0(m, md) for m, md in members.items()]
         else:
-            wire = [_wire_member(m) for m in members]
+            wire = _wire_members(members)
         racks = self.uses_replica_racks and any(w.rack or _user_data_rack(w) for w in wire)
         topics = _topic_specs(cluster, wire, racks)
         return state.leader.assign(
@@ -293,13 +293,20 @@ class _ConsumerState:
     weights_at: float = float("-inf")
 
 
-#: the last subscription read: members mostly share one, and then share this list
-#: (steps that read every member's topics find them in cache, or skip equal ones)
-_last_topics: list[str] = []
+def _wire_members(members: Sequence[Any]) -> list[WireMember]:
+    """The members as the leader reads them. Members with the same subscription (the usual
+    case) share one topics list: later steps find equal subscriptions by identity."""
+    out = []
+    shared: list[str] = []
+    for member in members:
+        topics = member.metadata.topics or ()
+        if topics != shared:
+            shared = list(topics)
+        out.append(_wire_member(member, shared))
+    return out
 
 
-def _wire_member(member: Any) -> WireMember:
-    global _last_topics
+def _wire_member(member: Any, topics: list[str] | None = None) -> WireMember:
     md = member.metadata
     items = getattr(md, "owned_partitions", None) or ()
     if not isinstance(items, (list, tuple)):
@@ -316,14 +323,10 @@ def _wire_member(member: Any) -> WireMember:
         owned = {}
         for topic, partitions in pairs:
             owned.setdefault(topic, []).extend(partitions)
-    topics = md.topics or ()
-    shared = _last_topics
-    if topics != shared:
-        shared = _last_topics = list(topics)
     return WireMember(
         member_id=member.member_id,
         instance_id=getattr(member, "group_instance_id", None),
-        topics=shared,
+        topics=list(md.topics or ()) if topics is None else topics,
         owned=owned,
         generation=getattr(md, "generation_id", UNKNOWN_GENERATION),
         rack=getattr(md, "rack_id", None),
