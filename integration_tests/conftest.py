@@ -256,9 +256,31 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
             clusters.append(handle.cluster)
         for cluster in clusters:
             for node in cluster.nodes:
-                tail = "\n".join(node.logs().splitlines()[-80:])
-                report.sections.append((f"broker {node.node_id} log (last 80 lines)", tail))
+                lines = node.logs().splitlines()
+                report.sections.append((f"broker {node.node_id} log (last 80 lines)",
+                                        "\n".join(lines[-80:])))
+                # a shared broker's last lines are often other tests': its errors, with their
+                # stack traces, name what went wrong on the broker (an UNKNOWN_SERVER_ERROR)
+                errors = broker_errors(lines)
+                if errors:
+                    report.sections.append((f"broker {node.node_id} errors (last 200 lines)",
+                                            "\n".join(errors[-200:])))
     return report
+
+
+def broker_errors(lines: Sequence[str]) -> list[str]:
+    """A broker log's ERROR lines, each with the stack trace that follows it."""
+    out: list[str] = []
+    inside = False
+    for line in lines:
+        if " ERROR " in line:
+            inside = True
+            out.append(line)
+        elif inside and (line.startswith(("\t", " ", "Caused by")) or "Exception" in line[:120]):
+            out.append(line)
+        else:
+            inside = False
+    return out
 
 
 # ---- parallel runs (pytest-xdist): the shared broker, the groups, the load ---------------------
