@@ -121,17 +121,22 @@ class _Listener:
         self.consumer: Any = None
         self.revoke_delay_ms = revoke_delay_ms
 
-    def _emit(self, event: str, tps: Any) -> None:
+    def _emit(self, event: str, tps: Any, *, mid_rebalance: bool = False) -> None:
         fields: dict[str, Any] = {"partitions": _partitions(tps)}
         if self.consumer is not None:
             try:
                 fields.update(group_snapshot(self.consumer))
             except Exception as exc:  # never break the consumer from a report
                 fields["snapshot_error"] = repr(exc)
+            if mid_rebalance and fields.get("state") == "STABLE":
+                # kafka-python sets STABLE and the new generation before it applies the
+                # assignment: a revocation reported now shows the old partitions on the new
+                # generation, and the rejoin that follows it is not requested yet
+                fields["rejoin_pending"] = True
         self.emitter.emit(event, **fields)
 
     def on_partitions_revoked(self, revoked: Any) -> None:
-        self._emit("revoked", revoked)
+        self._emit("revoked", revoked, mid_rebalance=bool(revoked))
         if self.revoke_delay_ms and revoked:
             # stands for the work an application does before letting go (commit, flush):
             # the partitions are still this member's until the callback returns
