@@ -37,6 +37,12 @@ LABEL_PREFIX = "io.kafka-assignors"
 START_TIMEOUT_S = 180.0
 STOP_TIMEOUT_S = 30.0
 HEAP_OPTS = "-Xmx512m -Xms128m"
+#: The JVM of a short-lived broker on a small machine: the client (C1) compiler only and the
+#: serial collector. Measured on 2 cores: about half the CPU of Kafka's default (G1, C2)
+#: in a broker's first minutes (start-up 8 vs 12 CPU-s; groups, topics and a producer 21 vs
+#: 38 CPU-s), the same once C2 has warmed up (benchmarks/results/broker_jvm.md).
+JVM_OPTS = ("-XX:+UseSerialGC -XX:TieredStopAtLevel=1 -XX:+ExitOnOutOfMemoryError "
+            "-Djava.awt.headless=true")
 
 
 class BrokerStartError(RuntimeError):
@@ -109,6 +115,7 @@ def node_env(
         "KAFKA_GROUP_CONSUMER_MIN_HEARTBEAT_INTERVAL_MS": "1000",
         "KAFKA_AUTO_CREATE_TOPICS_ENABLE": "false",
         "KAFKA_HEAP_OPTS": HEAP_OPTS,
+        "KAFKA_JVM_PERFORMANCE_OPTS": JVM_OPTS,
     }
     if node.rack is not None:
         env["KAFKA_BROKER_RACK"] = node.rack
@@ -138,6 +145,11 @@ class BrokerNode:
     @property
     def container_id(self) -> str:
         return str(self._container.get_wrapped_container().id)
+
+    def cpu_seconds(self) -> float:
+        """CPU time the broker's container has used so far (Docker's stats)."""
+        stats = self._container.get_wrapped_container().stats(stream=False)
+        return float(stats["cpu_stats"]["cpu_usage"]["total_usage"]) / 1e9
 
     def status(self) -> str:
         """Docker's state of the container: running, paused, exited, ..."""
