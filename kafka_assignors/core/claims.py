@@ -49,8 +49,9 @@ def resolve_claims(
     hold each member's usable topics.
     """
     result = Claims(owned=[{} for _ in members], claimed={})
-    # topic -> (rank in first-claimed order, claimed partition lists, the member behind each)
-    slots: dict[str, tuple[int, list[Sequence[int]], list[int]]] = {}
+    # topic -> (rank in first-claimed order, claimed partition lists); who sent each list
+    # is worked out again only if some claim is contested (_senders)
+    slots: dict[str, tuple[int, list[Sequence[int]]]] = {}
     # the usual case, taken whole at the end if no claim is contested: each member's claims
     # as it sent them (copied while at hand), all on subscribed topics, as lists, already in
     # first-claimed topic order
@@ -73,10 +74,9 @@ def resolve_claims(
                     continue
             entry = slots.get(topic)
             if entry is None:
-                slots[topic] = entry = (len(slots), [ps], [i])
+                slots[topic] = entry = (len(slots), [ps])
             else:
                 entry[1].append(ps)
-                entry[2].append(i)
                 if entry[0] < last:
                     whole = None
             last = entry[0]
@@ -88,7 +88,7 @@ def resolve_claims(
     stale_members: set[int] = set()
     invalid_members: set[int] = set()
     contested = set()
-    for topic, (_rank, lists, _owners) in slots.items():
+    for topic, (_rank, lists) in slots.items():
         n = partition_counts[topic]
         distinct: set[int] = set().union(*lists)
         if sum(map(len, lists)) == len(distinct) and min(distinct) >= 0 and max(distinct) < n:
@@ -101,7 +101,9 @@ def resolve_claims(
         for i, mine in whole.items():
             result.owned[i] = mine
         return result
-    for topic, (_rank, lists, owners) in slots.items():
+    senders = _senders(members, subscriptions, slots)
+    for topic, (_rank, lists) in slots.items():
+        owners = senders[topic]
         n = partition_counts[topic]
         if topic not in contested:
             # (the member's own lists are kept, not copied: nothing changes a claim list)
@@ -163,6 +165,21 @@ def resolve_claims(
             _named(members, stale_members),
         )
     return result
+
+
+def _senders(
+    members: Sequence[MemberSpec],
+    subscriptions: Sequence[frozenset[str]],
+    slots: Mapping[str, object],
+) -> dict[str, list[int]]:
+    """topic -> the member behind each claim list the first pass kept, in its order."""
+    senders: dict[str, list[int]] = {t: [] for t in slots}
+    for i, member in enumerate(members):
+        subs = subscriptions[i]
+        for topic, ps in member.owned.items():
+            if ps and topic in subs:
+                senders[topic].append(i)
+    return senders
 
 
 def _named(members: Sequence[MemberSpec], indices: set[int]) -> str:
