@@ -25,7 +25,7 @@ class Claims:
     """Resolved claims, indexed like the member list they were built from."""
 
     #: member index -> topic -> claimed partitions (unique and valid; not necessarily sorted;
-    #: possibly the member's own list: read only).
+    #: possibly the member's own dict and lists: read only).
     owned: list[dict[str, list[int]]]
     #: topic -> every partition somebody keeps a claim on.
     claimed: dict[str, set[int]]
@@ -53,7 +53,7 @@ def resolve_claims(
     # is worked out again only if some claim is contested (_senders)
     slots: dict[str, tuple[int, list[Sequence[int]]]] = {}
     # the usual case, taken whole at the end if no claim is contested: each member's claims
-    # as it sent them (copied while at hand), all on subscribed topics, as lists, already in
+    # as it sent them, all on subscribed topics, as lists, already in
     # first-claimed topic order
     whole: dict[int, dict[str, list[int]]] | None = {}
     for i, member in enumerate(members):
@@ -81,7 +81,8 @@ def resolve_claims(
                     whole = None
             last = entry[0]
         if whole is not None:
-            whole[i] = cast(dict[str, list[int]], dict(owned))  # (checked: lists only)
+            # (checked: lists only; a dict is kept as it is, nothing changes a claim)
+            whole[i] = cast(dict[str, list[int]], owned if owned.__class__ is dict else dict(owned))
 
     conflicts: list[str] = []
     # members whose claims were dropped as stale / as naming partitions that do not exist

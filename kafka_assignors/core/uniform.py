@@ -74,12 +74,13 @@ def plan_uniform(
     exact: set[int] = set()  # members owning the floor or, where they want it, one more
     at_floor = floor.items()
     floor_topics = {t for t, f in at_floor if f}
+    rem_topics = rem.keys()
     for i in member_ids:
         held_i = held[i]
         if not floor_topics:
             # fewer partitions than members in every topic: a held cell is wanted where
             # the topic has a ceiling here (a class's share of a topic may be 0)
-            if held_i.keys() <= rem.keys() and 0 not in held_i.values():
+            if held_i.keys() <= rem_topics and 0 not in held_i.values():
                 # the usual case, checked in C: every held cell is wanted
                 w = list(held_i)
                 if w:
