@@ -323,15 +323,15 @@ def _wire_member(member: Any, topics: list[str] | None = None) -> WireMember:
         owned = {}
         for topic, partitions in pairs:
             owned.setdefault(topic, []).extend(partitions)
-    return WireMember(
-        member_id=member.member_id,
-        instance_id=getattr(member, "group_instance_id", None),
-        topics=list(md.topics or ()) if topics is None else topics,
-        owned=owned,
-        generation=getattr(md, "generation_id", UNKNOWN_GENERATION),
-        rack=getattr(md, "rack_id", None),
-        user_data=md.user_data,
-        version=getattr(md, "version", None),
+    return WireMember(  # (positional: one per member, and keywords cost more)
+        member.member_id,
+        getattr(member, "group_instance_id", None),  # instance_id
+        list(md.topics or ()) if topics is None else topics,
+        owned,
+        getattr(md, "generation_id", UNKNOWN_GENERATION),
+        getattr(md, "rack_id", None),  # rack
+        md.user_data,
+        getattr(md, "version", None),
     )
 
 
