@@ -75,7 +75,9 @@ def balanced_sticky(
     extra_moves = 0
     for part_members, part_topics in _parts(subs):
         first = subs[part_members[0]]
-        if all(subs[i] == first for i in part_members):
+        # (members share one set per subscription: list.count compares by identity first,
+        # where == would compare every topic)
+        if list(map(subs.__getitem__, part_members)).count(first) == len(part_members):
             if not per_topic:
                 indexed.update(
                     assign_uniform_total(
@@ -137,16 +139,21 @@ def _uniform_part(
             for i in part_members
             for t, ps in claims.owned[i].items()
         )
-    return got, moved - _total_only_moves(part_members, part_topics, counts, claims)
+    return got, moved - _total_only_moves(part_members, part_topics, counts, held)
 
 
 def _total_only_moves(
-    part_members: list[int], part_topics: list[str], counts: Mapping[str, int], claims: Claims
+    part_members: list[int],
+    part_topics: list[str],
+    counts: Mapping[str, int],
+    held: Mapping[int, dict[str, int]],
 ) -> int:
     """The fewest moves total balance alone needs: members above the floor shed down to
     it, except ``e`` of them that keep one more (the ``e`` larger quotas)."""
     base, e = divmod(sum(counts[t] for t in part_topics), len(part_members))
-    over = [c - base for c in map(claims.count, part_members) if c > base]
+    # each member's claim count, from the held counts (in C)
+    claimed = map(sum, map(dict.values, map(held.__getitem__, part_members)))
+    over = [c - base for c in claimed if c > base]
     return sum(over) - min(e, len(over))
 
 
@@ -173,10 +180,11 @@ def _parts(subs: Sequence[frozenset[str]]) -> list[tuple[list[int], list[str]]]:
             other = find(t)
             if other != root:
                 parent[other] = root
+    root_of = {topics: find(next(iter(topics))) for topics in distinct}  # once per subscription
     members_of: dict[str, list[int]] = {}
     for i, topics in enumerate(subs):
         if topics:
-            members_of.setdefault(find(next(iter(topics))), []).append(i)
+            members_of.setdefault(root_of[topics], []).append(i)
     topics_of: dict[str, list[str]] = {}
     for t in parent:
         topics_of.setdefault(find(t), []).append(t)

@@ -25,7 +25,7 @@ class Claims:
     """Resolved claims, indexed like the member list they were built from."""
 
     #: member index -> topic -> claimed partitions (unique and valid; not necessarily sorted;
-    #: possibly the member's own list: read only).
+    #: possibly the member's own dict and lists: read only).
     owned: list[dict[str, list[int]]]
     #: topic -> every partition somebody keeps a claim on.
     claimed: dict[str, set[int]]
@@ -49,10 +49,11 @@ def resolve_claims(
     hold each member's usable topics.
     """
     result = Claims(owned=[{} for _ in members], claimed={})
-    # topic -> (rank in first-claimed order, claimed partition lists, the member behind each)
-    slots: dict[str, tuple[int, list[Sequence[int]], list[int]]] = {}
+    # topic -> (rank in first-claimed order, claimed partition lists); who sent each list
+    # is worked out again only if some claim is contested (_senders)
+    slots: dict[str, tuple[int, list[Sequence[int]]]] = {}
     # the usual case, taken whole at the end if no claim is contested: each member's claims
-    # as it sent them (copied while at hand), all on subscribed topics, as lists, already in
+    # as it sent them, all on subscribed topics, as lists, already in
     # first-claimed topic order
     whole: dict[int, dict[str, list[int]]] | None = {}
     for i, member in enumerate(members):
@@ -73,22 +74,22 @@ def resolve_claims(
                     continue
             entry = slots.get(topic)
             if entry is None:
-                slots[topic] = entry = (len(slots), [ps], [i])
+                slots[topic] = entry = (len(slots), [ps])
             else:
                 entry[1].append(ps)
-                entry[2].append(i)
                 if entry[0] < last:
                     whole = None
             last = entry[0]
         if whole is not None:
-            whole[i] = cast(dict[str, list[int]], dict(owned))  # (checked: lists only)
+            # (checked: lists only; a dict is kept as it is, nothing changes a claim)
+            whole[i] = cast(dict[str, list[int]], owned if owned.__class__ is dict else dict(owned))
 
     conflicts: list[str] = []
     # members whose claims were dropped as stale / as naming partitions that do not exist
     stale_members: set[int] = set()
     invalid_members: set[int] = set()
     contested = set()
-    for topic, (_rank, lists, _owners) in slots.items():
+    for topic, (_rank, lists) in slots.items():
         n = partition_counts[topic]
         distinct: set[int] = set().union(*lists)
         if sum(map(len, lists)) == len(distinct) and min(distinct) >= 0 and max(distinct) < n:
@@ -101,7 +102,9 @@ def resolve_claims(
         for i, mine in whole.items():
             result.owned[i] = mine
         return result
-    for topic, (_rank, lists, owners) in slots.items():
+    senders = _senders(members, subscriptions, slots)
+    for topic, (_rank, lists) in slots.items():
+        owners = senders[topic]
         n = partition_counts[topic]
         if topic not in contested:
             # (the member's own lists are kept, not copied: nothing changes a claim list)
@@ -163,6 +166,21 @@ def resolve_claims(
             _named(members, stale_members),
         )
     return result
+
+
+def _senders(
+    members: Sequence[MemberSpec],
+    subscriptions: Sequence[frozenset[str]],
+    slots: Mapping[str, object],
+) -> dict[str, list[int]]:
+    """topic -> the member behind each claim list the first pass kept, in its order."""
+    senders: dict[str, list[int]] = {t: [] for t in slots}
+    for i, member in enumerate(members):
+        subs = subscriptions[i]
+        for topic, ps in member.owned.items():
+            if ps and topic in subs:
+                senders[topic].append(i)
+    return senders
 
 
 def _named(members: Sequence[MemberSpec], indices: set[int]) -> str:

@@ -70,8 +70,9 @@ def withhold_held(
     changing = []
     for member, by_topic in target.items():
         if by_topic == holding.get(member, (0, empty))[1]:
-            # the usual case: it keeps exactly what it holds (compared in C)
-            out[member] = dict(by_topic)
+            # the usual case: it keeps exactly what it holds (compared in C); sent as the
+            # target's own dict, as eager sends the target (nothing changes it afterwards)
+            out[member] = by_topic
         else:
             changing.append(member)
     # A holder whose target is exactly what it holds keeps all it holds, so (each

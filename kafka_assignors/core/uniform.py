@@ -50,7 +50,8 @@ def held_counts(
     member_ids: Sequence[int], owned: Sequence[Mapping[str, Sequence[int]]]
 ) -> dict[int, dict[str, int]]:
     """member -> topic -> how many partitions of it the member owns (0 where it lists none)."""
-    return {i: dict(zip(owned[i], map(len, owned[i].values()), strict=True)) for i in member_ids}
+    # (one dict's keys and values: equally long, no need for zip's check)
+    return {i: dict(zip(owned[i], map(len, owned[i].values()), strict=False)) for i in member_ids}
 
 
 def plan_uniform(
@@ -73,12 +74,13 @@ def plan_uniform(
     exact: set[int] = set()  # members owning the floor or, where they want it, one more
     at_floor = floor.items()
     floor_topics = {t for t, f in at_floor if f}
+    rem_topics = rem.keys()
     for i in member_ids:
         held_i = held[i]
         if not floor_topics:
             # fewer partitions than members in every topic: a held cell is wanted where
             # the topic has a ceiling here (a class's share of a topic may be 0)
-            if held_i.keys() <= rem.keys() and 0 not in held_i.values():
+            if held_i.keys() <= rem_topics and 0 not in held_i.values():
                 # the usual case, checked in C: every held cell is wanted
                 w = list(held_i)
                 if w:

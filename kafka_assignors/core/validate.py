@@ -36,8 +36,6 @@ def validate_assignment(
         if not by_topic.keys() <= topics:
             _check_subscribed(member_id, topics, by_topic)
         for topic, partitions in by_topic.items():
-            if not partitions:
-                continue
             got = per_topic.get(topic)
             if got is None:
                 per_topic[topic] = list(partitions)
@@ -46,7 +44,7 @@ def validate_assignment(
 
     for topic, got in per_topic.items():
         n = group.partition_count(topic)
-        if min(got) < 0 or max(got) >= n:
+        if got and (min(got) < 0 or max(got) >= n):  # (only empty lists: nothing to check)
             raise InvalidAssignmentError(f"a partition of {topic} outside 0..{n - 1} was assigned")
     for topic in group.subscribed_topics():
         n = group.partition_count(topic)

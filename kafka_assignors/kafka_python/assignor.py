@@ -311,8 +311,8 @@ def _wire_member(member: Any, topics: list[str] | None = None) -> WireMember:
     items = getattr(md, "owned_partitions", None) or ()
     if not isinstance(items, (list, tuple)):
         items = list(items)
-    try:  # decoded entries (kafka-python 3), read in one pass
-        owned: dict[str, list[int]] = {i.topic: i.partitions for i in items}
+    try:  # decoded entries (kafka-python 3), read in one pass (in C)
+        owned: dict[str, list[int]] = dict(map(_topic_and_partitions, items))
         pairs = None
     except AttributeError:  # (topic, partitions) pairs, or a mix
         pairs = [(i.topic, i.partitions) if hasattr(i, "topic") else i for i in items]
@@ -323,16 +323,19 @@ def _wire_member(member: Any, topics: list[str] | None = None) -> WireMember:
         owned = {}
         for topic, partitions in pairs:
             owned.setdefault(topic, []).extend(partitions)
-    return WireMember(
-        member_id=member.member_id,
-        instance_id=getattr(member, "group_instance_id", None),
-        topics=list(md.topics or ()) if topics is None else topics,
-        owned=owned,
-        generation=getattr(md, "generation_id", UNKNOWN_GENERATION),
-        rack=getattr(md, "rack_id", None),
-        user_data=md.user_data,
-        version=getattr(md, "version", None),
+    return WireMember(  # (positional: one per member, and keywords cost more)
+        member.member_id,
+        getattr(member, "group_instance_id", None),  # instance_id
+        list(md.topics or ()) if topics is None else topics,
+        owned,
+        getattr(md, "generation_id", UNKNOWN_GENERATION),
+        getattr(md, "rack_id", None),  # rack
+        md.user_data,
+        getattr(md, "version", None),
     )
+
+
+_topic_and_partitions = operator.attrgetter("topic", "partitions")
 
 
 def _user_data_rack(member: WireMember) -> bool:
@@ -363,7 +366,9 @@ def _topic_specs(
 ) -> dict[str, TopicSpec]:
     specs = {}
     missing = []
-    for topic in sorted({t for w in wire for t in w.topics}):
+    # members with one subscription share its list (_wire_members): each list is read once
+    lists = {id(w.topics): w.topics for w in wire}
+    for topic in sorted({t for topics in lists.values() for t in topics}):
         partitions = cluster.partitions_for_topic(topic)
         if not partitions:
             missing.append(topic)

@@ -292,16 +292,9 @@ class Leader:
                     w.instance_id,
                     w.member_id,
                 )
+            # (positional: one per member, and keywords cost more)
             members.append(
-                MemberSpec(
-                    member_id=w.member_id,
-                    topics=topic_set,
-                    owned=owned,
-                    generation=generation,
-                    instance_id=w.instance_id,
-                    rack=rack,
-                    user_data=fields,
-                )
+                MemberSpec(w.member_id, topic_set, owned, generation, w.instance_id, rack, fields)
             )
         for problem, ids in odd.items():
             log.warning("%s: %d member(s) %s: %s", self.strategy_name, len(ids), problem,

@@ -25,20 +25,21 @@ def decode_user_data(raw: object) -> dict[str, object] | None:
         return {}
     if not isinstance(raw, (bytes, bytearray, memoryview)):  # (a tuple: faster than a union)
         return None
-    data = bytes(raw)
+    data = raw if raw.__class__ is bytes else bytes(raw)
     if not data.startswith(MAGIC):
         return None
-    body = data[len(MAGIC) :]
+    start = len(MAGIC)
     try:
-        if body[:1] == b"{" and body[1:2] != b"\x00":
+        if data[start : start + 1] == b"{" and data[start + 1 : start + 2] != b"\x00":
             # what json.loads reads as UTF-8 and starts at 0: its steps around the
-            # decoder (encoding detection, whitespace matching) done here, more cheaply
-            text = body.decode("utf-8", "surrogatepass")
-            value, end = _DECODER.raw_decode(text)
+            # decoder (encoding detection, whitespace matching) done here, more cheaply;
+            # decoded whole and read from after the (ASCII) magic: no copy of the body
+            text = data.decode("utf-8", "surrogatepass")
+            value, end = _DECODER.raw_decode(text, start)
             if end != len(text) and text[end:].strip(_JSON_WHITESPACE):
                 return None  # json.loads: "Extra data"
         else:
-            value = json.loads(body)
+            value = json.loads(data[start:])
     except (ValueError, UnicodeDecodeError):
         return None
     return value if isinstance(value, dict) else None
