@@ -277,3 +277,56 @@ def test_cooperative_completion_revokes_first_then_assigns() -> None:
         assert coordinator.rejoin_needed is True  # the follow-up round hands partition 0 over
     finally:
         consumer.close(autocommit=False)
+
+
+def test_a_rebalance_found_during_a_poll_does_not_make_that_poll_wait_for_the_join(
+        monkeypatch: Any) -> None:
+    """The heartbeat that finds a rebalance often lands while a poll looks the coordinator up
+    (it waits for the IO thread that handles it). kafka-python's poll then asks
+    ``need_rejoin()`` again and joins: a cooperative member that keeps reading must not wait
+    for that join (every member's JoinGroup) either, as it does not when the poll begins
+    after the heartbeat."""
+    import time
+
+    from kafka.coordinator.base import BaseCoordinator, Generation, MemberState
+    from kafka.coordinator.consumer import ConsumerCoordinator
+    from kafka.future import Future
+    from kafka.structs import TopicPartition
+
+    def lookup_meanwhile_a_heartbeat_finds_a_rebalance(self: Any, timeout_ms: Any = None
+                                                       ) -> bool:
+        self.rejoin_needed = True
+        return True
+
+    async def coordinator_known(self: Any, timeout_ms: Any = None) -> bool:
+        return True
+
+    async def join_not_answered_yet(self: Any) -> Any:
+        return await Future()  # the broker holds JoinGroup until every member has rejoined
+
+    monkeypatch.setattr(ConsumerCoordinator, "ensure_coordinator_ready",
+                        lookup_meanwhile_a_heartbeat_finds_a_rebalance)
+    monkeypatch.setattr(BaseCoordinator, "ensure_coordinator_ready_async", coordinator_known)
+    monkeypatch.setattr(BaseCoordinator, "_maybe_start_heartbeat_loop", lambda self: None)
+    monkeypatch.setattr(BaseCoordinator, "_do_join_and_sync_async", join_not_answered_yet)
+    consumer = RuntimeConsumer(bootstrap_servers="127.0.0.1:1", api_version=(3, 9), group_id="g",
+                               enable_auto_commit=False,
+                               partition_assignment_strategy=[CooperativeBalancedStickyAssignor])
+    try:
+        consumer.subscribe(["t"])
+        consumer._subscription.assign_from_subscribed([TopicPartition("t", 0)])
+        coordinator = consumer._coordinator
+        coordinator._generation = Generation(3, "m", "cooperative-balanced-sticky")
+        coordinator.state = MemberState.STABLE
+        coordinator.rejoin_needed = False
+        coordinator._joined_subscription = {"t"}
+        join.state_of(coordinator).membership.confirm(time.monotonic())
+        assert not coordinator.need_rejoin()  # the poll begins before the heartbeat's news
+
+        # True: the join was advanced (its JoinGroup is out) and the group counts as active,
+        # so the consumer goes on to fetch the partitions it keeps; kafka-python alone waits
+        # for the join until the poll's timeout and returns False (nothing fetched)
+        assert coordinator.poll(timeout_ms=1000) is True
+        assert coordinator._join_task is not None and not coordinator._join_task.is_done
+    finally:
+        consumer.close(autocommit=False)

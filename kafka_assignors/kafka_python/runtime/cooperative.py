@@ -165,31 +165,39 @@ def install_cooperative(coordinator: Any) -> None:
     original_poll: Callable[..., bool] = coordinator.poll
     original_time_to_next_poll: Callable[[], float] = coordinator.time_to_next_poll
     original_join: Callable[..., Coroutine[Any, Any, bool]] = coordinator.join_group_async
-    #: inside a keep-reading poll: that poll's timeout (the join gets 0 ms of it); else None
+    #: inside a poll of this coordinator: that poll's timeout (inf: none); else None
+    polling: list[float | None] = [None]
+    #: inside a join that a keep-reading poll advances: the poll's timeout; else None
     advancing: list[float | None] = [None]
 
     async def join_group_async(timeout_ms: float | None = None) -> bool:
-        if advancing[0] is None:
+        # Decided here, when kafka-python's poll asks for the join, not when the poll began:
+        # the heartbeat that finds the rebalance often lands between the two (the poll's
+        # coordinator lookup waits for the IO thread that handles it), and deciding at the
+        # start let such a poll wait out the whole join, every member's JoinGroup included.
+        if polling[0] is None or not keeps_reading():
             return await original_join(timeout_ms)
-        # (KafkaTimeoutError: the prepare step waits for the hand-over's commits; a later poll
-        # goes on with it)
-        with contextlib.suppress(Errors.KafkaTimeoutError):
-            await original_join(0)
+        advancing[0] = polling[0]
+        try:
+            # (KafkaTimeoutError: the prepare step waits for the hand-over's commits; a later
+            # poll goes on with it)
+            with contextlib.suppress(Errors.KafkaTimeoutError):
+                await original_join(0)
+        finally:
+            advancing[0] = None
         # the group counts as active for kafka-python's poll, which then goes on as after a
         # join (poll_heartbeat: max_poll_interval_ms; auto-commit) and lets the consumer fetch
         return True
 
     def poll(timeout_ms: float | None = None) -> bool:
-        if not keeps_reading():
-            return original_poll(timeout_ms=timeout_ms)
-        # Java's poll(timer, waitForJoinGroup=false): the coordinator lookup, a pattern
-        # subscription's metadata refresh and the prepare step get the poll's time, the join
-        # none
-        advancing[0] = float("inf") if timeout_ms is None else timeout_ms
+        # Java's poll(timer, waitForJoinGroup=false) once the member keeps reading: the
+        # coordinator lookup, a pattern subscription's metadata refresh and the prepare step
+        # get the poll's time, the join none
+        polling[0] = float("inf") if timeout_ms is None else timeout_ms
         try:
             return original_poll(timeout_ms=timeout_ms)
         finally:
-            advancing[0] = None
+            polling[0] = None
 
     def time_to_next_poll() -> float:
         if keeps_reading():
