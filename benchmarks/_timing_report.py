@@ -37,6 +37,10 @@ class Cell:
     broker_join_to_stable_s: float = math.nan
     #: runs behind a median row: completed/started
     runs: str = "1/1"
+    #: the producer's longest gap between two sends (any partition) in the same window as
+    #: the pauses, and over the floor's window: a stall of the machine, not of a consumer
+    producer_gap_s: float = math.nan
+    producer_floor_s: float = math.nan
 
 
 def _s(x: float) -> str:
@@ -58,15 +62,17 @@ def median_cell(cells: Sequence[Cell]) -> Cell:
                 _median([c.keepers_floor_s for c in cells]),
                 _median([c.kept_floor_s for c in cells]),
                 mid.generations, mid.moved_in_join, mid.revoke_delay_ms,
-                _median([c.broker_join_to_stable_s for c in cells]))
+                _median([c.broker_join_to_stable_s for c in cells]),
+                producer_gap_s=_median([c.producer_gap_s for c in cells]),
+                producer_floor_s=_median([c.producer_floor_s for c in cells]))
 
 
 def table(cells: Sequence[Cell]) -> str:
     lines = [
         "| consumers | revoke (ms) | variant | runs | join -> stable (s) | same, broker view (s) "
         "| pause, keepers (s) | floor (s) | pause, kept partitions of losers (s) | floor (s) "
-        "| generations | moved |",
-        "|--:|--:|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|",
+        "| generations | moved | producer's longest gap (s) | floor (s) |",
+        "|--:|--:|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|",
     ]
     for c in cells:
         lines.append(
@@ -74,7 +80,8 @@ def table(cells: Sequence[Cell]) -> str:
             f"{c.join_to_stable_s:.2f} | "
             f"{_s(c.broker_join_to_stable_s)} | "
             f"{_s(c.keepers_pause_s)} | {_s(c.keepers_floor_s)} | {_s(c.kept_pause_s)} | "
-            f"{_s(c.kept_floor_s)} | {c.generations} | {c.moved_in_join} |"
+            f"{_s(c.kept_floor_s)} | {c.generations} | {c.moved_in_join} | "
+            f"{_s(c.producer_gap_s)} | {_s(c.producer_floor_s)} |"
         )
     return "\n".join(lines)
 
@@ -227,9 +234,9 @@ own member processes and broker (31 consumer processes on 2 cores in the largest
 Java members are threads of one JVM).
 
 Each row: N members consume a topic of max(12, 2N) partitions that the producer writes
-continuously (300 msg/s, round robin over the partitions); once every member consumes, one
-more member joins. The variants run interleaved (one cell of each in turn, on a fresh topic
-and group), so drifting load hits every variant alike.
+continuously (300 msg/s, round robin over the partitions, from a process of its own); once
+every member consumes, one more member joins. The variants run interleaved (one cell of
+each in turn, on a fresh topic and group), so drifting load hits every variant alike.
 
 {_variants_table()}
 
@@ -264,6 +271,9 @@ are there). Every member reports each record it is handed, with CLOCK_MONOTONIC 
   and the member's own gaps: the noise floor). `-`: no member of that kind in the cell (with
   3 members on 12 partitions, every member gives one partition to the joiner).
 * **generations**: rebalances the join caused; **moved**: partitions that changed owner.
+* **producer's longest gap**: the longest time between two sends of the producer (any
+  partition) over the pauses' window, and over the floor's: a stall of the machine, which
+  every member sees, not of a consumer (`-`: not recorded in this run).
 
 {table(rows)}
 
@@ -279,10 +289,9 @@ How to read it:
   partitions of members that lose some stop for the whole two-round rebalance). With the
   runtime, cooperative members keep fetching and returning the partitions they keep; a
   cooperative join still takes two rounds, and members learn of each round at a heartbeat
-  (the runtime heartbeats every 100 ms for 3 s after a cooperative round, so its second
-  round starts sooner; in the Java consumer the second round completes one heartbeat
-  interval, 1.0 s, after the first, when the member that revoked nothing, here the joiner,
-  learns of it at its next heartbeat: seen in a separate 4+1-member run).
+  (as in the Java consumer, the second round completes about one heartbeat interval, 1.0 s,
+  after the first, when the member that revoked nothing, here the joiner, learns of it at
+  its next heartbeat: seen in a separate 4+1-member run).
 * Eager pauses are short here because the members' heartbeats run in step: every member
   restarts its heartbeat timer when the previous rebalance completes, so they learn of the
   join at about the same moment and nobody waits long in JoinGroup for the others (checked

@@ -46,14 +46,14 @@ import itertools
 import json
 import math
 import os
+import subprocess
 import sys
+import tempfile
 import time
 import uuid
 from collections.abc import Iterator, Sequence
 from dataclasses import asdict
 from typing import Any
-
-from kafka import KafkaProducer
 
 from kafka_assignors.embedded import GroupRunner, KafkaCluster, start_single_broker
 from kafka_assignors.embedded.admin import create_topic, delete_topic
@@ -76,30 +76,36 @@ AFTER_S = 3.0
 
 
 class Producer:
-    """Writes to every partition in turn at ``rate`` messages/s from a thread."""
+    """Writes to every partition in turn at ``rate`` messages/s, from a process of its own
+    (:mod:`benchmarks._timing_producer`), and knows when it sent each message."""
 
     def __init__(self, bootstrap: str, topic: str, partitions: int, rate: float) -> None:
-        import threading
-
-        self._producer = KafkaProducer(bootstrap_servers=bootstrap.split(","), linger_ms=5)
-        self._topic, self._partitions, self._rate = topic, partitions, rate
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-        self._thread.start()
-
-    def _run(self) -> None:
-        start, n = time.monotonic(), 0
-        while not self._stop.is_set():
-            delay = start + n / self._rate - time.monotonic()
-            if delay > 0 and self._stop.wait(delay):
-                break
-            self._producer.send(self._topic, value=b"x", partition=n % self._partitions)
-            n += 1
+        fd, self._out = tempfile.mkstemp(prefix="kafka-assignors-producer-", suffix=".txt")
+        os.close(fd)
+        self._proc = subprocess.Popen(
+            [sys.executable, "-m", "benchmarks._timing_producer", bootstrap, topic,
+             str(partitions), str(rate), self._out],
+            stdin=subprocess.PIPE, text=True, cwd=os.path.dirname(os.path.dirname(
+                os.path.abspath(__file__))))
+        #: CLOCK_MONOTONIC time of every send (read at close)
+        self.sent: list[float] = []
 
     def close(self) -> None:
-        self._stop.set()
-        self._thread.join(timeout=10)
-        self._producer.close(timeout=10)
+        try:
+            if self._proc.poll() is None:
+                assert self._proc.stdin is not None
+                with contextlib.suppress(BrokenPipeError):
+                    self._proc.stdin.write("stop\n")
+                    self._proc.stdin.close()
+                try:
+                    self._proc.wait(timeout=30)
+                except subprocess.TimeoutExpired:
+                    self._proc.kill()
+                    self._proc.wait()
+            with open(self._out, encoding="utf-8") as fh:
+                self.sent = [float(line) for line in fh if line.strip()]
+        finally:
+            os.unlink(self._out)
 
 
 def _records_by_member(group: GroupRunner) -> dict[str, list[tuple[float, tuple[str, int]]]]:
@@ -172,7 +178,7 @@ def measure(bootstrap: str, size: int, protocol: str, rate: float, timeout: floa
             during = (subscribed, stable_at + AFTER_S)
             floor = (subscribed - BASELINE_S, subscribed)
             moved = sum(len(before[n] - state[n]) for n in before if n in state)
-            return Cell(size, protocol, partitions, stable_at - subscribed,
+            cell = Cell(size, protocol, partitions, stable_at - subscribed,
                         _worst_gap(records, keepers, *during), _worst_gap(records, losers, *during),
                         _worst_gap(records, keepers, *floor), _worst_gap(records, losers, *floor),
                         final - generation, moved, revoke_delay_ms,
@@ -180,6 +186,9 @@ def measure(bootstrap: str, size: int, protocol: str, rate: float, timeout: floa
     finally:
         producer.close()
         delete_topic(bootstrap, topic)
+    cell.producer_gap_s = _longest_gap(producer.sent, *during)
+    cell.producer_floor_s = _longest_gap(producer.sent, *floor)
+    return cell
 
 
 @contextlib.contextmanager
