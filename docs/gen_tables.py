@@ -123,29 +123,40 @@ def new_assignors(data: dict[str, Any]) -> str:
 
 
 PROTOCOLS = {
-    "eager": "kafka-python eager, `balanced-sticky`",
+    "eager": "kafka-python eager, the plain one line",
     "cooperative-plain": "kafka-python cooperative, the plain one line",
     "cooperative": "**kafka-python cooperative, with the runtime**",
+    "bridge-eager": "confluent-kafka bridge, eager",
+    "bridge-cooperative": "**confluent-kafka bridge, cooperative**",
+    "aiokafka-eager": "aiokafka, eager",
+    "java-cooperative": "Java consumer, `CooperativeStickyAssignor` (reference)",
 }
 
 
 def rebalance_timings(data: dict[str, Any]) -> str:
-    """Join to stable and the kept partitions' pause, medians over the run's repeats."""
+    """Join to stable and the pauses beside their noise floors, medians over the repeats."""
     groups: dict[tuple[int, int, str], list[dict[str, Any]]] = defaultdict(list)
     for cell in data["cells"]:
         groups[(cell["size"], cell["revoke_delay_ms"], cell["protocol"])].append(cell)
 
     def med(cells: list[dict[str, Any]], key: str) -> str:
-        values = [c[key] for c in cells if c[key] is not None and not math.isnan(c[key])]
+        values = [c[key] for c in cells
+                  if c.get(key) is not None and not math.isnan(c[key])]
         return f"{statistics.median(values):.2f} s" if values else "-"
 
+    def pause(cells: list[dict[str, Any]], key: str, floor: str) -> str:
+        shown = med(cells, key)
+        return shown if shown == "-" else f"{shown} / {med(cells, floor)}"
+
     lines = ["| consumers | revoke callback | client, protocol | join -> stable | "
-             "kept partitions' pause / noise floor |", "|--:|--:|---|--:|--:|"]
+             "members that keep all: pause / floor | members that lose some: kept "
+             "partitions' pause / floor |", "|--:|--:|---|--:|--:|--:|"]
     for (size, delay, protocol), cells in sorted(
             groups.items(), key=lambda kv: (kv[0][0], kv[0][1], list(PROTOCOLS).index(kv[0][2]))):
         lines.append(f"| {size} | {delay} ms | {PROTOCOLS.get(protocol, protocol)} | "
                      f"{med(cells, 'join_to_stable_s')} | "
-                     f"{med(cells, 'kept_pause_s')} / {med(cells, 'kept_floor_s')} |")
+                     f"{pause(cells, 'keepers_pause_s', 'keepers_floor_s')} | "
+                     f"{pause(cells, 'kept_pause_s', 'kept_floor_s')} |")
     return "\n".join(lines)
 
 
@@ -203,9 +214,9 @@ TABLES = {
                            "python -m benchmarks.assignors --suite new", new_assignors,
                            lambda d: d["command"]),
     "rebalance_timings": Table(
-        "benchmarks/results/rebalance_timings_heartbeats.json",
-        "python -m benchmarks.rebalance_timings --protocols eager,cooperative-plain,cooperative "
-        "--plan '3:0,200:3 10:0,200:3'", rebalance_timings, lambda d: d["command"]),
+        "benchmarks/results/rebalance_timings.json",
+        "python -m benchmarks.rebalance_timings --plan '3:0,200:3 10:0,200:3 30:0,200:3'",
+        rebalance_timings, lambda d: d["command"]),
     "broker_assignor": Table("benchmarks/results/broker_assignor.json",
                              "python -m benchmarks.broker_assignor", broker_assignor,
                              lambda d: d["meta"]["command"]),
