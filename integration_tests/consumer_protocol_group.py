@@ -99,6 +99,11 @@ class ConsumerProtocolGroup:
         while time.monotonic() < deadline:
             for name, consumer in self.members.items():
                 msg = consumer.poll(0.1)
+                error = None if msg is None else msg.error()
+                if error is not None and error.fatal():
+                    # a fatal error ends the member (librdkafka returns it from poll): say so
+                    # now, with the broker's reason in the report, not after the timeout
+                    pytest.fail(f"{name}: fatal error {error}; errors {self.errors}")
                 if msg is not None and on_message is not None:
                     on_message(name, msg)
             now = {name: by_topic(consumer.assignment())

@@ -1,6 +1,7 @@
 package io.github.kafkaassignors.broker;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.IdentityHashMap;
 import java.util.List;
@@ -68,6 +69,8 @@ final class Subscriptions {
         int[][] provisional = new int[distinct.size()][];
         for (int k = 0; k < provisional.length; k++) {
             Set<Uuid> set = distinct.get(k);
+            // size() is only a bound: the broker's set counts subscribed topic names, and
+            // its iterator skips names its metadata does not have yet (a topic just created)
             int[] ts = new int[set.size()];
             int i = 0;
             for (Uuid id : set) {
@@ -77,12 +80,15 @@ final class Subscriptions {
                     met.put(id, t);
                     seen.add(id);
                 }
+                if (i == ts.length) {
+                    ts = Arrays.copyOf(ts, 2 * i + 1);
+                }
                 ts[i++] = t;
             }
-            provisional[k] = ts;
+            provisional[k] = i == ts.length ? ts : Arrays.copyOf(ts, i);
         }
         Uuid[] ids = seen.toArray(new Uuid[0]);
-        java.util.Arrays.sort(ids);
+        Arrays.sort(ids);
         int[] renumber = new int[ids.length];
         List<Uuid> topicIds = new ArrayList<>(ids.length);
         List<Integer> sizes = new ArrayList<>(ids.length);
@@ -109,8 +115,8 @@ final class Subscriptions {
                     ts[kept++] = renumber[t];
                 }
             }
-            int[] mine = kept == ts.length ? ts : java.util.Arrays.copyOf(ts, kept);
-            java.util.Arrays.sort(mine);
+            int[] mine = kept == ts.length ? ts : Arrays.copyOf(ts, kept);
+            Arrays.sort(mine);
             numbered[k] = mine;
         }
         int[][] subs = new int[members.length][];

@@ -4,11 +4,13 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
+import java.util.AbstractSet;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collection;
 import java.util.HashMap;
 import java.util.HashSet;
+import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -163,6 +165,30 @@ final class AssignmentTestUtil {
         FakeTopics put(Uuid id, int partitions) {
             counts.put(id, partitions);
             return this;
+        }
+
+        /**
+         * A subscription as the broker hands it over (Kafka's {@code TopicIds}): a view of the
+         * subscribed topic names whose {@code size()} counts every one of them, while its
+         * iterator and {@code contains} skip the topics this metadata does not have yet.
+         */
+        Set<Uuid> subscription(Set<Uuid> subscribed) {
+            return new AbstractSet<>() {
+                @Override
+                public int size() {
+                    return subscribed.size();
+                }
+
+                @Override
+                public boolean contains(Object o) {
+                    return subscribed.contains(o) && counts.containsKey(o);
+                }
+
+                @Override
+                public Iterator<Uuid> iterator() {
+                    return subscribed.stream().filter(counts::containsKey).iterator();
+                }
+            };
         }
 
         @Override

@@ -56,6 +56,20 @@ class BalancedStickyAssignorTest {
     }
 
     @Test
+    void testSubscriptionNamingATopicTheBrokerDoesNotHaveYet() {
+        // The broker's set counts the name of a topic just created (its metadata not there
+        // yet) but does not iterate it: a lone member gets every partition of the other topic.
+        FakeTopics topics = new FakeTopics().put(T0, 5);
+        for (Set<Uuid> names : List.of(Set.of(T0, T1), Set.of(T1, T0, T2))) {
+            FakeGroup group = new FakeGroup().add("a", topics.subscription(names));
+            assertAssignment(Map.of("a", mkAssignment(T0, 0, 1, 2, 3, 4)), assign(group, topics));
+            group = new FakeGroup().add("a", topics.subscription(names))
+                    .add("b", topics.subscription(Set.of(T0)));
+            assertEquals(1, spread(assign(group, topics))); // 3 and 2
+        }
+    }
+
+    @Test
     void testMemberWithoutTopicsOrWithUnknownTopicGetsNothing() {
         FakeTopics topics = new FakeTopics().put(T0, 2);
         FakeGroup group = new FakeGroup().add("a", Set.of()).add("b", Set.of(T1)).add("c", Set.of(T0));
