@@ -90,6 +90,7 @@ class ConsumerProtocolGroup:
         can look settled for seconds on an old target (KIP-1263).  Messages polled meanwhile
         go to ``on_message(member, message)``.
         """
+        from confluent_kafka import KafkaError
         from confluent_kafka.admin import AdminClient
 
         admin = AdminClient({"bootstrap.servers": self.conf["bootstrap.servers"]})
@@ -100,7 +101,7 @@ class ConsumerProtocolGroup:
             for name, consumer in self.members.items():
                 msg = consumer.poll(0.1)
                 error = None if msg is None else msg.error()
-                if error is not None and error.fatal():
+                if error is not None and (error.fatal() or error.code() == KafkaError._FATAL):
                     # a fatal error ends the member (librdkafka returns it from poll): say so
                     # now, with the broker's reason in the report, not after the timeout
                     pytest.fail(f"{name}: fatal error {error}; errors {self.errors}")

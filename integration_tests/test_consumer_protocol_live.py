@@ -114,6 +114,32 @@ def test_bridge_consumer_protocol_group_on_balanced_sticky(
         group.close()
 
 
+def test_a_subscription_to_a_topic_that_does_not_exist_yet_is_assigned_the_others(
+    kafka_broker: BrokerHandle, make_topic: Callable[..., str],
+    unique_name: Callable[[str], str],
+) -> None:
+    """A member that also names a topic nobody has created yet (subscribing before the
+    producer creates it is common) gets its share of the topics that exist: the broker's
+    balanced-sticky does not fail the heartbeat (it did: UNKNOWN_SERVER_ERROR, fatal for
+    librdkafka), and a member of the plain topic shares them with it."""
+    require_balanced_sticky(kafka_broker.bootstrap)
+    a = make_topic(5)
+    group = ConsumerProtocolGroup(
+        kafka_broker.bootstrap, unique_name("group"),
+        {"partition.assignment.strategy": "cooperative-balanced-sticky"},
+        factory=_bridge_consumer,
+    )
+    try:
+        group.join("m1", [a, unique_name("not-created")])
+        assert group.stable(5) == {"m1": {a: [0, 1, 2, 3, 4]}}
+        group.join("m2", [a])
+        assigned = group.stable(5)
+        assert sorted(len(by_t[a]) for by_t in assigned.values()) == [2, 3]
+        assert not group.errors
+    finally:
+        group.close()
+
+
 def test_an_unknown_remote_assignor_names_the_brokers_assignors(
     kafka_broker: BrokerHandle, make_topic: Callable[..., str],
     unique_name: Callable[[str], str],
