@@ -126,6 +126,32 @@ def test_assignments_go_on_the_wire_as_before() -> None:
         assert wire[member].encode() == plain.encode()
 
 
+def test_assignments_are_the_objects_kafka_pythons_constructor_builds() -> None:
+    """The messages built field by field have the slots, values, repr and bytes of those
+    kafka-python's constructor builds, and decode back to what was sent."""
+    assert kp._assignment_v0 is kp._assignment_by_slots  # (the installed kafka-python 3)
+    for assigned in ([], [("a", [0, 2]), ("b", [3])], [("t", list(range(40)))]):
+        fast, plain = kp._assignment_by_slots(assigned), kp._assignment_by_keyword(assigned)
+        assert kp._slots_of(fast) == kp._slots_of(plain)
+        assert repr(fast) == repr(plain) and fast.encode() == plain.encode()
+        assert kp._ASSIGNMENT.decode(fast.encode()).assigned_partitions == [
+            kp._ASSIGNMENT.TopicPartition(topic=t, partitions=ps) for t, ps in assigned]
+
+
+def test_a_kafka_python_whose_messages_differ_gets_its_own_constructor(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """If building field by field gives anything other than the constructor's object (other
+    slots on another kafka-python), the constructor builds every message."""
+    def other(assigned: list[tuple[str, list[int]]]) -> object:
+        message = kp._assignment_by_keyword(assigned)
+        message.user_data = None  # (a field the fast way would set differently)
+        return message
+
+    monkeypatch.setattr(kp, "_assignment_by_slots", other)
+    assert kp._pick_assignment_constructor() is kp._assignment_by_keyword
+    monkeypatch.setattr(kp, "_assignment_by_slots", lambda assigned: 1 / 0)
+    assert kp._pick_assignment_constructor() is kp._assignment_by_keyword
+
+
 def test_a_leave_keeps_every_stayer_whole() -> None:
     """After a leave each remaining member keeps what it owned; only the leaver's partitions
     move, and none waits for a second round."""

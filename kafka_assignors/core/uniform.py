@@ -94,6 +94,9 @@ def plan_uniform(
             if all(c == 0 or (c == 1 and t in rem) for t, c in held_i.items()):
                 exact.add(i)
             continue
+        if held_i == floor:
+            exact.add(i)  # the floor of every topic (after a leave, say): compared in C
+            continue
         # set difference of (topic, count) pairs: only the cells off the floor, in C
         off = held_i.items() - at_floor
         if not off:
