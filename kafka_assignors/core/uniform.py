@@ -149,16 +149,19 @@ def plan_uniform(
     if wants:
         contest = Counter(chain.from_iterable(wants.values()))
         col_bound = sum(min(rem[t], c) for t, c in contest.items())
-        row_bound = sum(min(len(w), k) for w in wants.values()) + min(
-            e, sum(1 for w in wants.values() if len(w) > k)
-        )
+        lengths = list(map(len, wants.values()))
+        short = max(lengths) <= k  # (no row wants more than k: the sums below in C)
+        if short:
+            row_bound = sum(lengths)
+        else:
+            row_bound = sum(min(n, k) for n in lengths) + min(e, sum(n > k for n in lengths))
         bound = min(row_bound, col_bound)
-        if bound == row_bound == col_bound and all(len(w) <= k for w in wants.values()):
+        if bound == row_bound == col_bound and short:
             # the usual case (after a leave, say): every row takes every column it wants
             for i, w in wants.items():
                 for t in w:
                     ones[t].add(i)
-                deg[i] = len(w)
+            deg.update(zip(wants, lengths, strict=True))
             for t, c in contest.items():
                 left[t] -= c
             taken = bound
