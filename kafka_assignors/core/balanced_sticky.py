@@ -139,7 +139,7 @@ def _uniform_part(
             for i in part_members
             for t, ps in claims.owned[i].items()
         )
-    return got, moved - _total_only_moves(part_members, part_topics, counts, claims.owned)
+    return got, moved - _total_only_moves(part_members, part_topics, counts, claims.owned, held)
 
 
 def _total_only_moves(
@@ -147,12 +147,17 @@ def _total_only_moves(
     part_topics: list[str],
     counts: Mapping[str, int],
     owned: Sequence[Mapping[str, Sequence[int]]],
+    held: Mapping[int, Mapping[str, int]],
 ) -> int:
     """The fewest moves total balance alone needs: members above the floor shed down to
     it, except ``e`` of them that keep one more (the ``e`` larger quotas)."""
     base, e = divmod(sum(counts[t] for t in part_topics), len(part_members))
-    # each member's claim count
-    claimed = [sum(map(len, mine.values())) for mine in map(owned.__getitem__, part_members)]
+    # each member's claim count: from its held counts where the plan worked them out
+    # (dict.get: none is worked out here), else from its lists
+    claimed = [
+        sum(map(len, owned[i].values())) if (mine := held.get(i)) is None else sum(mine.values())
+        for i in part_members
+    ]
     over = [c - base for c in claimed if c > base]
     return sum(over) - min(e, len(over))
 
