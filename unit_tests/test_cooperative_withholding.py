@@ -44,3 +44,26 @@ def test_fast_path_equals_the_definition(target, holding, one_generation) -> Non
 
 def _nonempty(a: dict[str, dict[str, list[int]]]) -> dict[str, dict[str, list[int]]]:
     return {m: {t: ps for t, ps in bt.items() if ps} for m, bt in a.items()}
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.dictionaries(members, by_topic, min_size=1).map(_once_each), st.data())
+def test_holders_that_keep_everything_and_gain_hold_nothing_back(target, data) -> None:  # type: ignore[no-untyped-def]
+    """Holdings near the target (the same, a part of it, nothing, or more: some given to
+    others) give what checking every partition's holders gives."""
+    holding = {}
+    for m, bt in target.items():
+        kind = data.draw(st.sampled_from(["same", "fewer", "none", "more"]))
+        if kind == "none":
+            continue
+        if kind == "same":
+            held = {t: list(ps) for t, ps in bt.items()}
+        elif kind == "fewer":
+            held = {t: [p for p in ps if data.draw(st.booleans())] for t, ps in bt.items()}
+        else:
+            held = {t: sorted(set(bt.get(t, [])) | set(data.draw(partitions))) for t in ("a", "b")}
+        holding[m] = (1, held)
+    fast, fast_pending = withhold_held(target, holding)
+    slow, slow_pending = withhold_moving(target, _holders_by_partition(holding))
+    assert fast_pending == slow_pending
+    assert _nonempty(fast) == _nonempty(slow)

@@ -28,7 +28,7 @@ from operator import attrgetter
 from .claims import Claims, resolve_claims
 from .model import Assignment, GroupSpec, MemberSpec
 from .unequal import POLISH_BUDGET, assign_unequal
-from .uniform import IndexedAssignment, deal_uniform, held_counts, plan_counts, plan_uniform
+from .uniform import HeldCounts, IndexedAssignment, deal_uniform, plan_counts, plan_uniform
 from .uniform_total import assign_uniform_total
 
 log = logging.getLogger("kafka_assignors.core")
@@ -114,8 +114,8 @@ def _uniform_part(
     polish_budget: int,
 ) -> tuple[IndexedAssignment, int]:
     """One part with identical subscriptions, and the moves beyond what total balance needs."""
-    held = held_counts(part_members, claims.owned)
-    ones, proven, settled = plan_uniform(part_members, part_topics, counts, held)
+    held = HeldCounts(claims.owned)  # (counts of the members that need them)
+    ones, proven, settled = plan_uniform(part_members, part_topics, counts, held, claims.owned)
     if ones is not None and proven:
         got, moved = deal_uniform(
             part_members, part_topics, counts, claims.owned, claims.claimed, held, ones, settled
@@ -139,20 +139,25 @@ def _uniform_part(
             for i in part_members
             for t, ps in claims.owned[i].items()
         )
-    return got, moved - _total_only_moves(part_members, part_topics, counts, held)
+    return got, moved - _total_only_moves(part_members, part_topics, counts, claims.owned, held)
 
 
 def _total_only_moves(
     part_members: list[int],
     part_topics: list[str],
     counts: Mapping[str, int],
-    held: Mapping[int, dict[str, int]],
+    owned: Sequence[Mapping[str, Sequence[int]]],
+    held: Mapping[int, Mapping[str, int]],
 ) -> int:
     """The fewest moves total balance alone needs: members above the floor shed down to
     it, except ``e`` of them that keep one more (the ``e`` larger quotas)."""
     base, e = divmod(sum(counts[t] for t in part_topics), len(part_members))
-    # each member's claim count, from the held counts (in C)
-    claimed = map(sum, map(dict.values, map(held.__getitem__, part_members)))
+    # each member's claim count: from its held counts where the plan worked them out
+    # (dict.get: none is worked out here), else from its lists
+    claimed = [
+        sum(map(len, owned[i].values())) if (mine := held.get(i)) is None else sum(mine.values())
+        for i in part_members
+    ]
     over = [c - base for c in claimed if c > base]
     return sum(over) - min(e, len(over))
 

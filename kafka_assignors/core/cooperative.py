@@ -9,7 +9,9 @@ two members at once.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Mapping, Sequence
+from itertools import compress
 
 from .model import Assignment
 
@@ -77,8 +79,13 @@ def withhold_held(
             changing.append(member)
     # A holder whose target is exactly what it holds keeps all it holds, so (each
     # partition going to one member) nobody else gets any of it: only the others'
-    # holdings can make a partition wait.
-    held_parts = [parts for m, (_gen, parts) in holding.items() if m not in out]
+    # holdings can make a partition wait.  The same holds for a holder whose target
+    # keeps all it holds and adds more (a member that takes over a leaver's partitions).
+    held_parts = [
+        parts
+        for m, (_gen, parts) in holding.items()
+        if m not in out and _gives_up(parts, target.get(m))
+    ]
     held_any: dict[str, set[int]] = {}
 
     def held_in(topic: str) -> set[int]:
@@ -90,6 +97,13 @@ def withhold_held(
     pending = 0
     for member in changing:
         mine_now = holding.get(member, (0, empty))[1]
+        if not held_parts:
+            # nobody gives anything up, so nothing waits: every list as it is (what the
+            # loop below gives when no partition is held by another member)
+            out[member] = {
+                t: list(ps) for t, ps in target[member].items() if ps or mine_now.get(t) == ps
+            }
+            continue
         mine: dict[str, list[int]] = {}
         for topic, partitions in target[member].items():
             had = mine_now.get(topic)
@@ -104,6 +118,17 @@ def withhold_held(
                 mine[topic] = keep
         out[member] = mine
     return ({m: out[m] for m in target} if changing else out), pending  # in the target's order
+
+
+def _gives_up(
+    held: Mapping[str, Sequence[int]], target: Mapping[str, Sequence[int]] | None
+) -> bool:
+    """True if ``target`` lacks a partition of ``held``."""
+    if not target:
+        return any(held.values())
+    # topics whose lists differ (compared in C), then the few that do, partition by partition
+    differ = compress(held, map(operator.ne, map(target.get, held), held.values()))
+    return any(held[t] and not set(held[t]) <= set(target.get(t) or ()) for t in differ)
 
 
 def _holders_by_partition(

@@ -54,15 +54,30 @@ def held_counts(
     return {i: dict(zip(owned[i], map(len, owned[i].values()), strict=False)) for i in member_ids}
 
 
+class HeldCounts(dict[int, dict[str, int]]):
+    """:func:`held_counts` of every member, each worked out when first read."""
+
+    def __init__(self, owned: Sequence[Mapping[str, Sequence[int]]]) -> None:
+        super().__init__()
+        self.owned = owned
+
+    def __missing__(self, i: int) -> dict[str, int]:
+        mine = self.owned[i]
+        counts = self[i] = dict(zip(mine, map(len, mine.values()), strict=False))
+        return counts
+
+
 def plan_uniform(
     member_ids: Sequence[int],
     topics: Sequence[str],
     partition_counts: Mapping[str, int],
     held: Mapping[int, Mapping[str, int]],
+    owned: Sequence[Mapping[str, Sequence[int]]] | None = None,
 ) -> Plan:
     """Choose which members get the ceiling of each topic; see the module docstring.
 
-    ``held`` comes from :func:`held_counts`.
+    ``held`` comes from :func:`held_counts` (or is a :class:`HeldCounts`); ``owned``, the
+    partitions behind it, lets the usual cases read the lists without the counts.
     """
     m_count = len(member_ids)
     floor = {t: partition_counts[t] // m_count for t in topics}
@@ -76,10 +91,21 @@ def plan_uniform(
     floor_topics = {t for t, f in at_floor if f}
     rem_topics = rem.keys()
     for i in member_ids:
-        held_i = held[i]
         if not floor_topics:
             # fewer partitions than members in every topic: a held cell is wanted where
             # the topic has a ceiling here (a class's share of a topic may be 0)
+            if owned is not None:
+                mine = owned[i]
+                if mine.keys() <= rem_topics and all(mine.values()):
+                    # the usual case, checked in C: every held cell (a non-empty list) is
+                    # wanted
+                    w = list(mine)
+                    if w:
+                        wants[i] = w
+                    if sum(map(len, mine.values())) == len(w):  # (all ones)
+                        exact.add(i)
+                    continue
+            held_i = held[i]
             if held_i.keys() <= rem_topics and 0 not in held_i.values():
                 # the usual case, checked in C: every held cell is wanted
                 w = list(held_i)
@@ -93,6 +119,10 @@ def plan_uniform(
                 wants[i] = w
             if all(c == 0 or (c == 1 and t in rem) for t, c in held_i.items()):
                 exact.add(i)
+            continue
+        held_i = held[i]
+        if held_i == floor:
+            exact.add(i)  # the floor of every topic (after a leave, say): compared in C
             continue
         # set difference of (topic, count) pairs: only the cells off the floor, in C
         off = held_i.items() - at_floor
@@ -119,16 +149,19 @@ def plan_uniform(
     if wants:
         contest = Counter(chain.from_iterable(wants.values()))
         col_bound = sum(min(rem[t], c) for t, c in contest.items())
-        row_bound = sum(min(len(w), k) for w in wants.values()) + min(
-            e, sum(1 for w in wants.values() if len(w) > k)
-        )
+        lengths = list(map(len, wants.values()))
+        short = max(lengths) <= k  # (no row wants more than k: the sums below in C)
+        if short:
+            row_bound = sum(lengths)
+        else:
+            row_bound = sum(min(n, k) for n in lengths) + min(e, sum(n > k for n in lengths))
         bound = min(row_bound, col_bound)
-        if bound == row_bound == col_bound and all(len(w) <= k for w in wants.values()):
+        if bound == row_bound == col_bound and short:
             # the usual case (after a leave, say): every row takes every column it wants
             for i, w in wants.items():
                 for t in w:
                     ones[t].add(i)
-                deg[i] = len(w)
+            deg.update(zip(wants, lengths, strict=True))
             for t, c in contest.items():
                 left[t] -= c
             taken = bound

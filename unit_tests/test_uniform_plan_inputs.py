@@ -1,0 +1,45 @@
+"""The uniform plan reads the claim lists themselves where it can (issue 41): it decides
+exactly what it decides from the held counts alone."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kafka_assignors.core.uniform import HeldCounts, held_counts, plan_uniform
+
+TOPICS = ["a", "b", "c", "d"]
+
+
+@st.composite
+def groups(draw: st.DrawFn) -> tuple[int, dict[str, int], list[dict[str, list[int]]]]:
+    """Members and partition counts (often fewer partitions than members per topic), and
+    what each member holds of the topics that have partitions: disjoint lists, some empty,
+    some long."""
+    m = draw(st.integers(1, 7))
+    counts = {t: draw(st.integers(0, 2 * m)) for t in TOPICS}
+    owned: list[dict[str, list[int]]] = [{} for _ in range(m)]
+    for t, n in counts.items():
+        for p in range(n):
+            who = draw(st.integers(-1, m - 1))  # -1: nobody holds it
+            if who >= 0:
+                owned[who].setdefault(t, []).append(p)
+    used = [t for t in TOPICS if counts[t]]
+    for mine in owned:
+        if draw(st.booleans()) and used:
+            mine.setdefault(draw(st.sampled_from(used)), [])  # an empty list
+    return m, counts, owned
+
+
+@settings(max_examples=500, deadline=None)
+@given(groups())
+def test_plan_from_the_lists_is_the_plan_from_the_counts(group) -> None:  # type: ignore[no-untyped-def]
+    """Same ceilings, proof and settled members, with or without the lists beside the counts."""
+    m, counts, owned = group
+    ids = list(range(m))
+    topics = [t for t in TOPICS if counts[t]]
+    want = plan_uniform(ids, topics, counts, held_counts(ids, owned))
+    lazy = HeldCounts(owned)
+    got = plan_uniform(ids, topics, counts, lazy, owned)
+    assert got == want
+    assert all(lazy[i] == held_counts(ids, owned)[i] for i in ids)
