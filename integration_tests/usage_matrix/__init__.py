@@ -10,6 +10,8 @@ Layout (the core knows no client; one thin driver per client):
 * ``workload.py``  one side of a cell: unique topics and group, a producer of numbered records
                    (60/s), member processes (one child process each, ended by pid), their
                    events, and ``settled_at``: when the members hold every partition once.
+* ``zygote.py``    the fork server members start from: one per (interpreter, member script),
+                   its imports done once; a member is still ``python script '<config>'``.
 * ``judge.py``     what a side did (exceptions, expelled, lost, read twice, settle times,
                    cooperative kept-partition pause) and the precise "worse" rule.
 * ``noise.py``     the run's scheduling noise (a probe process's late wake-ups), summed

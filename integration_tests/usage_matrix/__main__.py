@@ -20,7 +20,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from . import CLIENTS
+from . import CLIENTS, zygote
 from .report import from_json, write
 from .runner import run_matrix, summary
 
@@ -43,6 +43,7 @@ def run_meta(client: Any, parallel: int) -> dict[str, Any]:
         "python": platform.python_version(),
         "date (UTC)": datetime.now(UTC).strftime("%Y-%m-%d %H:%M"),
         "parallel pairs": parallel,
+        "members": zygote.describe(),
         "cores, load (1 min) at start": f"{os.cpu_count()}, {os.getloadavg()[0]:.1f}",
     }
 

@@ -22,6 +22,11 @@ from pathlib import Path
 from typing import Any
 
 SENTINEL = b"stop"  # written by the core at the end to wake a blocked loop; not a record
+#: what the fork server (zygote.py) imports once for every member: both sides' clients and
+#: the mixed-group cell's kafka-python and aiokafka members
+PRELOAD = ("confluent_kafka", "kafka_assignors.confluent", "aiokafka", "kafka_assignors.aiokafka",
+           "integration_tests.usage_matrix.kafka_python_member",
+           "integration_tests.usage_matrix.aiokafka_member")
 _out_lock = threading.Lock()
 
 

@@ -26,6 +26,10 @@ from kafka.errors import CommitFailedError
 from kafka.structs import OffsetAndMetadata
 
 SENTINEL = b"stop"  # written by the core at the end to wake a blocked iterator; not a record
+#: what the fork server (zygote.py) imports once for every member, beyond this script's top
+#: level: the strategies' modules of both sides (one a version lacks is left out)
+PRELOAD = ("kafka_assignors", "kafka.coordinator.assignors.range",
+           "kafka.coordinator.assignors.cooperative_sticky")
 _out_lock = threading.Lock()
 
 

@@ -25,6 +25,7 @@ from .judge import (
 from .noise import StallProbe
 from .plans import PLANS, Cell, Client
 from .workload import Side
+from .zygote import close_all as close_fork_servers
 
 log = logging.getLogger(__name__)
 DRAIN_S = 30.0
@@ -204,7 +205,17 @@ class Admission:
 def run_matrix(bootstrap: str, client: Client, *, cells: Sequence[Cell] | None = None,
                protocols: Sequence[str] = ("eager", "cooperative"), parallel: int = 8,
                broker_log: Callable[[], str] | None = None) -> list[PairResult]:
-    """Every (cell, protocol) pair of the client, long cells first, ``parallel`` at a time."""
+    """Every (cell, protocol) pair of the client, long cells first, ``parallel`` at a time
+    (and the fork servers its members started from are ended at its end)."""
+    try:
+        return _run_matrix(bootstrap, client, cells, protocols, parallel, broker_log)
+    finally:
+        close_fork_servers()
+
+
+def _run_matrix(bootstrap: str, client: Client, cells: Sequence[Cell] | None,
+                protocols: Sequence[str], parallel: int,
+                broker_log: Callable[[], str] | None) -> list[PairResult]:
     chosen = list(cells if cells is not None else client.cells)
     work = [(cell, protocol) for cell in chosen for protocol in protocols]
     work.sort(key=lambda cp: not cp[0].slow)

@@ -11,6 +11,7 @@ from ..scheduling import LoadSampler, describe
 from .plans import Client
 from .report import write
 from .runner import run_matrix, summary
+from .zygote import describe as members
 
 
 def assert_never_worse(kafka_broker: Any, client: Client, tmp_path: Path, *, alone: str,
@@ -26,7 +27,8 @@ def assert_never_worse(kafka_broker: Any, client: Client, tmp_path: Path, *, alo
     finally:
         load.close()
     machine = describe([sample for _, sample in load.samples])
-    meta = {"client": client.name, **client.describe(), "machine load": machine}
+    meta = {"client": client.name, **client.describe(), "machine load": machine,
+            "members": members()}
     stem = f"usage_matrix_{client.name.replace('-', '_')}"
     _, md_path = write(pairs, meta, tmp_path, stem)
     print(f"usage matrix ({client.name} {client.version}): {summary(pairs)}; {machine}; "

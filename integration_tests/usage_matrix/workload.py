@@ -1,8 +1,9 @@
 """One side of a cell: its topics, a producer of numbered records, member processes, events.
 
 Client-agnostic: a member is ``python <client script> '<config JSON>'`` speaking the JSON-line
-protocol of the package docstring. Every wait here is bounded; every process started here is
-ended here, by its own pid.
+protocol of the package docstring, forked from a fork server that has done the script's
+imports (``zygote.py``; ``USAGE_MATRIX_FORK_SERVER=0``: a fresh process each). Every wait here
+is bounded; every process started here is ended here, by its own pid.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from typing import IO, Any
 from kafka_assignors.embedded.admin import create_topic, delete_topic
 
 from ..unknown_offsets import resolve_delivered
+from . import zygote
 
 TP = tuple[str, int]
 RATE = 60  # records a second per side, spread over every partition of every topic
@@ -37,7 +39,7 @@ KEEP_LOGS_ENV = "USAGE_MATRIX_KEEP_LOGS"
 @dataclass
 class Proc:
     name: str
-    popen: subprocess.Popen[str]
+    popen: subprocess.Popen[str] | zygote.Member
     log: IO[str]
     events: list[dict[str, Any]] = field(default_factory=list)
     reader: threading.Thread | None = None  # reads its stdout until EOF, then adds "exit"
@@ -155,10 +157,13 @@ class Side:
         env = {**os.environ, "PYTHONUNBUFFERED": "1"}
         if self.python is not None:  # another venv: this checkout and nothing of ours
             env["PYTHONPATH"] = str(Path(__file__).resolve().parents[2])
-        popen = subprocess.Popen([self.python or sys.executable, str(self.script),
-                                  json.dumps(cfg)],
-                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log,
-                                 text=True, env=env)
+        python, args = self.python or sys.executable, [json.dumps(cfg)]
+        popen: subprocess.Popen[str] | zygote.Member
+        if zygote.enabled():  # both sides of every cell alike
+            popen = zygote.spawn(python, self.script, args, log, env)
+        else:
+            popen = subprocess.Popen([python, str(self.script), *args], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=log, text=True, env=env)
         proc = Proc(name, popen, log)
         with self._lock:
             self.procs[name] = proc
