@@ -132,16 +132,19 @@ def test_published_profile_is_one_compacted_message_per_partition(
     target = unique_name("profiles")
     try:
         assert publish(profile, kafka_broker.bootstrap, target) == 3
-        consumer = KafkaConsumer(
-            target,
-            bootstrap_servers=kafka_broker.bootstrap,
-            auto_offset_reset="earliest",
-            consumer_timeout_ms=10_000,
-        )
-        got = {m.key.decode(): json.loads(m.value) for m in consumer}
-        consumer.close()
         entries = {f"{e['topic']}:{e['partition']}": e for e in profile.to_json()["partitions"]}
-        assert got == json.loads(json.dumps(entries))
+        want = json.loads(json.dumps(entries))
+        consumer = KafkaConsumer(
+            target, bootstrap_servers=kafka_broker.bootstrap, auto_offset_reset="earliest")
+        # read until every published entry is in, bounded: a quiet spell is no end (on a busy
+        # machine the first fetch of the new topic came after a 10 s consumer_timeout_ms)
+        got: dict[str, Any] = {}
+        deadline = time.monotonic() + 90
+        while len(got) < len(want) and time.monotonic() < deadline:
+            for records in consumer.poll(timeout_ms=1000).values():
+                got.update((m.key.decode(), json.loads(m.value)) for m in records)
+        consumer.close()
+        assert got == want
         with admin(kafka_broker.bootstrap) as client:
             described = client.describe_configs([ConfigResource(ConfigResourceType.TOPIC, target)])
         # {"topic": {name: {config key: {"value": ..., "config_source": ...}}}}
