@@ -42,7 +42,7 @@ typecheck: venv
 	$(VENV)/bin/mypy
 
 # scripts/test-stages.sh: set-up (reported apart), then the integration suite in parallel
-# (pytest-xdist, INTEGRATION_WORKERS=3; integration_tests/scheduling.py) beside the stages that
+# (pytest-xdist, INTEGRATION_WORKERS=4; integration_tests/scheduling.py) beside the stages that
 # need no broker (lint, type check, Java, kafka-python versions and 2.x, unit tests; nice 19),
 # then the wall time of each stage and integration group with the machine's load.
 # pytest's exit code 5 ("no tests collected") fails too; with PYTEST_RC_FILE set (.ci/run does)

@@ -19,8 +19,9 @@
 # code is non-zero when any failed. pytest's "no tests collected" (exit 5) fails too and, with
 # PYTEST_RC_FILE set (.ci/run), the integration pytest's exit code is written there.
 #
-# Environment: PYTEST_ARGS (to both pytest runs), PYTEST_TIMEOUT (600), INTEGRATION_WORKERS (3),
-# TEST_STAGES_SERIAL=1 (the no-broker stages before the integration suite, not beside it).
+# Environment: PYTEST_ARGS (to both pytest runs), PYTEST_TIMEOUT (600), INTEGRATION_WORKERS (4),
+# TEST_STAGES_SERIAL=1 (the no-broker stages before the integration suite, not beside it),
+# TIMING_SERIAL=1 (the timing-sensitive tests after the others, one at a time).
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 

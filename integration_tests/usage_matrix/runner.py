@@ -43,6 +43,8 @@ class PairResult:
     logs: dict[str, str] = field(default_factory=dict)  # side -> member log tails, on failure
     #: ours as the plain one line (no runtime), where the client runs that third side
     plain: SideResult | None = None
+    #: seconds the pair waited for CPU room before it started (Admission)
+    admission_wait: float = 0.0
 
 
 @dataclass
@@ -192,7 +194,8 @@ class Admission:
         self._last = 0.0
         self.waited: list[float] = []
 
-    def enter(self) -> None:
+    def enter(self) -> float:
+        """Wait for room; the seconds waited."""
         with self._lock:
             asked = time.monotonic()
             time.sleep(max(0.0, self._last + ADMIT_GAP_S - asked))
@@ -200,6 +203,7 @@ class Admission:
                 time.sleep(1.0)
             self._last = time.monotonic()
             self.waited.append(round(self._last - asked, 1))
+            return self.waited[-1]
 
 
 def run_matrix(bootstrap: str, client: Client, *, cells: Sequence[Cell] | None = None,
@@ -223,8 +227,10 @@ def _run_matrix(bootstrap: str, client: Client, cells: Sequence[Cell] | None,
     admission = Admission()
 
     def run_one(cp: tuple[Cell, str]) -> PairResult:
-        admission.enter()
-        return run_pair(bootstrap, client, *cp, probe)
+        waited = admission.enter()
+        pair = run_pair(bootstrap, client, *cp, probe)
+        pair.admission_wait = waited
+        return pair
 
     try:
         with ThreadPoolExecutor(max_workers=parallel) as pool:
@@ -282,4 +288,5 @@ def rerun(bootstrap: str, client: Client, first: PairResult,
 
 def summary(pairs: Sequence[PairResult]) -> dict[str, Any]:
     return {"pairs": len(pairs), "worse": sum(1 for p in pairs if p.worse),
-            "alone wrong": sum(1 for p in pairs if p.alone_wrong)}
+            "alone wrong": sum(1 for p in pairs if p.alone_wrong),
+            "waited for CPU room (s)": round(sum(p.admission_wait for p in pairs), 1)}

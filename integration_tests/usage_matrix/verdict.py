@@ -27,7 +27,10 @@ def assert_never_worse(kafka_broker: Any, client: Client, tmp_path: Path, *, alo
     finally:
         load.close()
     machine = describe([sample for _, sample in load.samples])
+    waited = sorted(p.admission_wait for p in pairs)
     meta = {"client": client.name, **client.describe(), "machine load": machine,
+            "pairs waited for CPU room": (f"{sum(waited):.0f} s in all, at most "
+                                          f"{waited[-1] if waited else 0:.0f} s"),
             "members": members()}
     stem = f"usage_matrix_{client.name.replace('-', '_')}"
     _, md_path = write(pairs, meta, tmp_path, stem)
