@@ -441,9 +441,16 @@ def deal_uniform(
     for t, needs in short.items():
         taken = claimed.get(t, set())
         pool = freed.get(t, [])
-        free = set(range(partition_counts[t]))
-        free.difference_update(taken)  # in C: a topic may have many partitions
-        pool.extend(free)
+        n = partition_counts[t]
+        unclaimed = n - len(taken)  # (claims name existing partitions only: resolve_claims)
+        if unclaimed == 1:
+            # the usual case after a leave, one partition of a topic with many: the one
+            # number missing from 0..n-1, without a set of all n
+            pool.append(n * (n - 1) // 2 - sum(taken))
+        elif unclaimed:
+            free = set(range(n))
+            free.difference_update(taken)  # in C: a topic may have many partitions
+            pool.extend(free)
         pool.sort()
         pos = 0
         for i, c in needs:

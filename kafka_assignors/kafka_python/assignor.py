@@ -223,10 +223,12 @@ class KafkaPythonAssignor(Strategy, AbstractPartitionAssignor):  # type: ignore[
     @_ClassUsable
     def assign(self, cluster: Any, members: Sequence[Any] | Mapping[str, Any]) -> dict[str, Any]:
         state = self._state()
+        # (one pause for both steps: a collection between them would scan everything the
+        # assignment built while it is all still alive)
         with gc_paused():
             sent = self._assign(state, cluster, members)
-        self._last_report = state.leader.last_report
-        return _to_wire(sent)
+            self._last_report = state.leader.last_report
+            return _to_wire(sent)
 
     def _assign(
         self, state: _ConsumerState, cluster: Any, members: Sequence[Any] | Mapping[str, Any]
