@@ -90,6 +90,9 @@ def plan_uniform(
     at_floor = floor.items()
     floor_topics = {t for t, f in at_floor if f}
     rem_topics = rem.keys()
+    # the floor as a member's lists hold it when they name its topics in its order
+    floor_order = list(floor)
+    floor_counts = list(floor.values())
     for i in member_ids:
         if not floor_topics:
             # fewer partitions than members in every topic: a held cell is wanted where
@@ -120,6 +123,14 @@ def plan_uniform(
             if all(c == 0 or (c == 1 and t in rem) for t, c in held_i.items()):
                 exact.add(i)
             continue
+        if owned is not None:
+            mine = owned[i]
+            if (len(mine) == len(floor_order) and list(map(len, mine.values())) == floor_counts
+                    and list(mine) == floor_order):
+                # the floor of every topic (after a leave, say), read from the lists in C:
+                # its held counts are not worked out (that is, made) at all
+                exact.add(i)
+                continue
         held_i = held[i]
         if held_i == floor:
             exact.add(i)  # the floor of every topic (after a leave, say): compared in C
@@ -412,7 +423,10 @@ def deal_uniform(
     moved = 0
     for i in member_ids:
         if i in settled:
-            result[i] = dict(owned[i])  # its counts are what it owns
+            # its counts are what it owns: its claims as they are (read only, like the
+            # lists every member keeps)
+            mine = owned[i]
+            result[i] = mine if mine.__class__ is dict else dict(mine)
             continue
         target = floors.copy()
         for t in ceilings_of.get(i, ()):

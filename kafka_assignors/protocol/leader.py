@@ -27,7 +27,14 @@ from ..core.model import (
 )
 from ..core.names import some_ids
 from ..core.validate import validate_assignment
-from .user_data import RACK_FIELD, RESERVED_FIELDS, decode_user_data, read_ownership
+from .user_data import (
+    RACK_FIELD,
+    RESERVED_FIELDS,
+    decode_user_data,
+    decode_user_data_text,
+    read_ownership,
+    without_owned,
+)
 
 log = logging.getLogger("kafka_assignors")
 
@@ -232,10 +239,20 @@ class Leader:
         topic_set: frozenset[str] = frozenset()
         last_raw: object = None
         last_fields: dict[str, object] | None = None
+        # a dated subscription's user data is read without its owned partitions (its own
+        # fields say what it owns): after a rebalance members differ in those alone
+        last_text: str | None = None
+        last_text_fields: dict[str, object] | None = None
         for w in wire_members:
             raw = w.user_data
             if raw.__class__ is bytes and raw == last_raw:
                 fields = None if last_fields is None else dict(last_fields)
+            elif w.version in _DATED_OWNERSHIP and (text := without_owned(raw)) is not None:
+                if text == last_text:
+                    fields = None if last_text_fields is None else dict(last_text_fields)
+                else:
+                    fields = last_text_fields = decode_user_data_text(text)
+                    last_text = text
             else:
                 fields = last_fields = decode_user_data(raw)
                 last_raw = raw
