@@ -13,7 +13,7 @@ import logging
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import chain
-from operator import itemgetter
+from operator import itemgetter, methodcaller
 from typing import cast
 
 from .model import MemberSpec
@@ -188,16 +188,19 @@ def _whole_claims(
     is the cost: reading each topic's lists across all members would touch every one again).
     """
     kinds: dict[tuple[tuple[str, ...], frozenset[str]], list[int]] = {}
+    # a kind costs some steps of its own: with kinds of fewer than 8 members on average
+    # (unequal subscriptions, say), member by member is as fast
+    most = len(members) // _MEMBERS_PER_KIND
     for i, (member, subs) in enumerate(zip(members, subscriptions, strict=True)):
         if member.owned:
             key = (tuple(member.owned), subs)
             kind = kinds.get(key)
             if kind is None:
+                if len(kinds) == most:
+                    return None
                 kinds[key] = [i]
             else:
                 kind.append(i)
-    if len(kinds) * 2 > len(members):
-        return None  # mostly members of a kind of their own: the member-by-member way
     owned_of: list[dict[str, list[int]]] = [{} for _ in members]
     # topic -> (rank in first-claimed order, claimed partitions, claim lists); the kinds come
     # in the order of their first members, so topics are ranked as member by member
@@ -214,21 +217,23 @@ def _whole_claims(
             elif entry[0] < last:
                 ranked = False
             last = entry[0]
-        rows = [list(members[i].owned.values()) for i in kind]
-        if not all(map(all, rows)) or set(map(type, chain.from_iterable(rows))) != _LIST_TYPE:
+        owneds = [members[i].owned for i in kind]
+        # every claim list of the kind, member after member: topic j's are every width-th
+        width = len(topics)
+        lists = list(chain.from_iterable(map(_values, owneds)))
+        if not all(lists) or set(map(type, lists)) != _LIST_TYPE:
             return None  # an empty claim list, or not a list
-        flat = [list(chain.from_iterable(row)) for row in rows]
-        if sum(map(len, flat)) == len(topics) * len(kind):
+        flat = list(chain.from_iterable(lists))
+        if len(flat) == len(lists):
             # one partition in each list (none is empty): a column of partitions per topic
-            # (checked to exist here, member by member, where memory is read in order)
-            if (min(map(min, flat)) < 0
-                    or max(map(max, flat)) >= min(map(partition_counts.__getitem__, topics))):
+            # (checked to exist here, for the whole kind at once)
+            if min(flat) < 0 or max(flat) >= min(map(partition_counts.__getitem__, topics)):
                 return None  # (or some topic has fewer partitions: not the usual case)
-            for topic, column in zip(topics, zip(*flat, strict=True), strict=True):
-                slots[topic][1].extend(column)
+            for j, topic in enumerate(topics):
+                slots[topic][1].extend(flat[j::width])
         else:
-            for topic, column in zip(topics, zip(*rows, strict=True), strict=True):
-                slots[topic][2].extend(column)
+            for j, topic in enumerate(topics):
+                slots[topic][2].extend(lists[j::width])
         if ranked:
             for i in kind:
                 owned = members[i].owned
@@ -241,8 +246,9 @@ def _whole_claims(
             order = sorted(range(len(topics)), key=lambda j: slots[topics[j]][0])
             in_rank = [topics[j] for j in order]
             pick = itemgetter(*order)  # (two topics at least: one is always in order)
-            for i, row in zip(kind, rows, strict=True):
-                owned_of[i] = dict(zip(in_rank, pick(row), strict=True))
+            for n, i in enumerate(kind):
+                owned_of[i] = dict(zip(in_rank, pick(lists[n * width : (n + 1) * width]),
+                                       strict=True))
     claimed: dict[str, set[int]] = {}
     for topic, (_rank, single, lists) in slots.items():
         distinct = set(single)
@@ -257,7 +263,9 @@ def _whole_claims(
     return Claims(owned=owned_of, claimed=claimed)
 
 
+_MEMBERS_PER_KIND = 8
 _LIST_TYPE = {list}
+_values = methodcaller("values")
 
 
 def _senders(
