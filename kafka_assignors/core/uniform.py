@@ -421,19 +421,28 @@ def deal_uniform(
     freed: dict[str, list[int]] = {}
     short: dict[str, list[tuple[int, int]]] = {}
     moved = 0
+    # the floors as a member's lists hold them when they name the topics in this order
+    floor_order = list(floors)
+    floor_counts = list(floors.values())
     for i in member_ids:
+        mine = owned[i]
         if i in settled:
             # its counts are what it owns: its claims as they are (read only, like the
             # lists every member keeps)
-            mine = owned[i]
             result[i] = mine if mine.__class__ is dict else dict(mine)
+            continue
+        res = dict(mine)
+        result[i] = res
+        if (len(mine) == len(floor_order) and list(map(len, mine.values())) == floor_counts
+                and list(mine) == floor_order):
+            # it holds the floors (after a leave, say), read from its lists in C: it is
+            # one short in each of its ceilings and nothing else changes
+            for t in ceilings_of.get(i, ()):
+                short.setdefault(t, []).append((i, 1))
             continue
         target = floors.copy()
         for t in ceilings_of.get(i, ()):
             target[t] = target.get(t, 0) + 1
-        mine = owned[i]
-        res = dict(mine)
-        result[i] = res
         off = held[i].items() ^ target.items()
         if not off:
             continue  # keeps exactly what it owns (the usual case after a leave)
