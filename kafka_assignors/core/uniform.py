@@ -158,7 +158,24 @@ def plan_uniform(
     taken = 0
     took_all: set[int] = set()  # rows given every column they want
     if wants:
-        contest = Counter(chain.from_iterable(wants.values()))
+        # rows wanting the same columns (after a leave, the members that got the same
+        # topics) are counted and, in the usual case below, given them together
+        alike: dict[tuple[str, ...], list[int]] = {}
+        for i, w in wants.items():
+            key = tuple(w)
+            same = alike.get(key)
+            if same is None:
+                alike[key] = [i]
+            else:
+                same.append(i)
+        if len(alike) * 4 <= len(wants):
+            contest: Counter[str] = Counter()
+            for key, same in alike.items():  # (topics first counted in the same order)
+                n = len(same)
+                for t in key:
+                    contest[t] += n
+        else:
+            contest = Counter(chain.from_iterable(wants.values()))
         col_bound = sum(min(rem[t], c) for t, c in contest.items())
         lengths = list(map(len, wants.values()))
         short = max(lengths) <= k  # (no row wants more than k: the sums below in C)
@@ -169,9 +186,9 @@ def plan_uniform(
         bound = min(row_bound, col_bound)
         if bound == row_bound == col_bound and short:
             # the usual case (after a leave, say): every row takes every column it wants
-            for i, w in wants.items():
-                for t in w:
-                    ones[t].add(i)
+            for key, same in alike.items():
+                for t in key:
+                    ones[t].update(same)
             deg.update(zip(wants, lengths, strict=True))
             for t, c in contest.items():
                 left[t] -= c
@@ -225,7 +242,8 @@ def plan_uniform(
         # a repair may have traded wanted cells: count what the plan keeps
         taken = sum(1 for i, w in wants.items() for t in w if i in ones[t])
     # exact members that got just the columns they want keep their lists
-    settled = frozenset(i for i in exact - done.touched if i in took_all or i not in wants)
+    untouched = exact - done.touched
+    settled = frozenset(untouched & took_all).union(untouched.difference(wants))  # (in C)
     return Plan(ones, taken == bound, settled)
 
 
