@@ -6,6 +6,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from kafka_assignors.core.balanced_sticky import _total_only_moves
 from kafka_assignors.core.uniform import HeldCounts, deal_uniform, held_counts, plan_uniform
 
 TOPICS = ["a", "b", "c", "d"]
@@ -85,3 +86,22 @@ def test_deal_from_the_floor_is_the_deal_from_the_counts(group, data) -> None:  
     want = deal_uniform(ids, topics, counts, turned, claimed, HeldCounts(turned), plan.ones,
                         settled)
     assert got == want
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.one_of(groups(), after_a_leave()))
+def test_a_deal_moves_at_least_what_total_balance_needs(group) -> None:  # type: ignore[no-untyped-def]
+    """The extra moves logged are never negative: a deal that moves nothing needs no count
+    of what total balance alone would move (it is 0)."""
+    m, counts, owned = group
+    ids = list(range(m))
+    topics = [t for t in TOPICS if counts[t]]
+    if not topics:
+        return
+    claimed = {t: {p for mine in owned for p in mine.get(t, ())} for t in topics}
+    held = HeldCounts(owned)
+    plan = plan_uniform(ids, topics, counts, held, owned)
+    if plan.ones is None or not plan.proven:
+        return
+    _got, moved = deal_uniform(ids, topics, counts, owned, claimed, held, plan.ones, plan.settled)
+    assert moved >= _total_only_moves(ids, topics, counts, owned, held)
