@@ -243,6 +243,7 @@ class Leader:
         # fields say what it owns): after a rebalance members differ in those alone
         # (and what the body below makes of its fields worked out once too: the fields
         # without the reserved ones, and the rack they name)
+        last_dated_raw: object = None  # (the last user data read that way, as sent)
         last_text: str | None = None
         last_prepared: tuple[dict[str, object], str | None] | None = None
         for w in wire_members:
@@ -250,10 +251,16 @@ class Leader:
             prepared = False
             if raw.__class__ is bytes and raw == last_raw:
                 fields = None if last_fields is None else dict(last_fields)
-            elif w.version in _DATED_OWNERSHIP and (text := without_owned(raw)) is not None:
-                if text != last_text:
-                    last_text = text
-                    last_prepared = _prepare(decode_user_data_text(text))
+            elif w.version in _DATED_OWNERSHIP and (
+                (raw.__class__ is bytes and raw == last_dated_raw)
+                or (text := without_owned(raw)) is not None
+            ):
+                if raw != last_dated_raw:  # (else the same bytes: in a fresh group, say)
+                    assert text is not None  # (read just now)
+                    last_dated_raw = raw
+                    if text != last_text:
+                        last_text = text
+                        last_prepared = _prepare(decode_user_data_text(text))
                 if last_prepared is None:
                     fields = None
                 else:
