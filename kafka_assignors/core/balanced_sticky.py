@@ -139,6 +139,10 @@ def _uniform_part(
             for i in part_members
             for t, ps in claims.owned[i].items()
         )
+    if not moved:
+        # (total balance alone needs no more moves than any balanced plan makes: none
+        # here, the usual case after a leave, so none to count)
+        return got, 0
     return got, moved - _total_only_moves(part_members, part_topics, counts, claims.owned, held)
 
 

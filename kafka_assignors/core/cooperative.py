@@ -71,7 +71,9 @@ def withhold_held(
     empty: Mapping[str, Sequence[int]] = {}
     changing = []
     for member, by_topic in target.items():
-        if by_topic == holding.get(member, (0, empty))[1]:
+        held = holding.get(member, (0, empty))[1]
+        # (a settled member's target may be the very dict it reported: no need to compare)
+        if by_topic is held or by_topic == held:
             # the usual case: it keeps exactly what it holds (compared in C); sent as the
             # target's own dict, as eager sends the target (nothing changes it afterwards)
             out[member] = by_topic
@@ -100,8 +102,9 @@ def withhold_held(
         if not held_parts:
             # nobody gives anything up, so nothing waits: every list as it is (what the
             # loop below gives when no partition is held by another member)
+            # (the target's lists themselves: nothing changes them afterwards)
             out[member] = {
-                t: list(ps) for t, ps in target[member].items() if ps or mine_now.get(t) == ps
+                t: ps for t, ps in target[member].items() if ps or mine_now.get(t) == ps
             }
             continue
         mine: dict[str, list[int]] = {}

@@ -90,6 +90,9 @@ def plan_uniform(
     at_floor = floor.items()
     floor_topics = {t for t, f in at_floor if f}
     rem_topics = rem.keys()
+    # the floor as a member's lists hold it when they name its topics in its order
+    floor_order = list(floor)
+    floor_counts = list(floor.values())
     for i in member_ids:
         if not floor_topics:
             # fewer partitions than members in every topic: a held cell is wanted where
@@ -120,6 +123,14 @@ def plan_uniform(
             if all(c == 0 or (c == 1 and t in rem) for t, c in held_i.items()):
                 exact.add(i)
             continue
+        if owned is not None:
+            mine = owned[i]
+            if (len(mine) == len(floor_order) and list(map(len, mine.values())) == floor_counts
+                    and list(mine) == floor_order):
+                # the floor of every topic (after a leave, say), read from the lists in C:
+                # its held counts are not worked out (that is, made) at all
+                exact.add(i)
+                continue
         held_i = held[i]
         if held_i == floor:
             exact.add(i)  # the floor of every topic (after a leave, say): compared in C
@@ -147,7 +158,24 @@ def plan_uniform(
     taken = 0
     took_all: set[int] = set()  # rows given every column they want
     if wants:
-        contest = Counter(chain.from_iterable(wants.values()))
+        # rows wanting the same columns (after a leave, the members that got the same
+        # topics) are counted and, in the usual case below, given them together
+        alike: dict[tuple[str, ...], list[int]] = {}
+        for i, w in wants.items():
+            key = tuple(w)
+            same = alike.get(key)
+            if same is None:
+                alike[key] = [i]
+            else:
+                same.append(i)
+        if len(alike) * 4 <= len(wants):
+            contest: Counter[str] = Counter()
+            for key, same in alike.items():  # (topics first counted in the same order)
+                n = len(same)
+                for t in key:
+                    contest[t] += n
+        else:
+            contest = Counter(chain.from_iterable(wants.values()))
         col_bound = sum(min(rem[t], c) for t, c in contest.items())
         lengths = list(map(len, wants.values()))
         short = max(lengths) <= k  # (no row wants more than k: the sums below in C)
@@ -158,9 +186,9 @@ def plan_uniform(
         bound = min(row_bound, col_bound)
         if bound == row_bound == col_bound and short:
             # the usual case (after a leave, say): every row takes every column it wants
-            for i, w in wants.items():
-                for t in w:
-                    ones[t].add(i)
+            for key, same in alike.items():
+                for t in key:
+                    ones[t].update(same)
             deg.update(zip(wants, lengths, strict=True))
             for t, c in contest.items():
                 left[t] -= c
@@ -214,7 +242,8 @@ def plan_uniform(
         # a repair may have traded wanted cells: count what the plan keeps
         taken = sum(1 for i, w in wants.items() for t in w if i in ones[t])
     # exact members that got just the columns they want keep their lists
-    settled = frozenset(i for i in exact - done.touched if i in took_all or i not in wants)
+    untouched = exact - done.touched
+    settled = frozenset(untouched & took_all).union(untouched.difference(wants))  # (in C)
     return Plan(ones, taken == bound, settled)
 
 
@@ -410,16 +439,28 @@ def deal_uniform(
     freed: dict[str, list[int]] = {}
     short: dict[str, list[tuple[int, int]]] = {}
     moved = 0
+    # the floors as a member's lists hold them when they name the topics in this order
+    floor_order = list(floors)
+    floor_counts = list(floors.values())
     for i in member_ids:
+        mine = owned[i]
         if i in settled:
-            result[i] = dict(owned[i])  # its counts are what it owns
+            # its counts are what it owns: its claims as they are (read only, like the
+            # lists every member keeps)
+            result[i] = mine if mine.__class__ is dict else dict(mine)
+            continue
+        res = dict(mine)
+        result[i] = res
+        if (len(mine) == len(floor_order) and list(map(len, mine.values())) == floor_counts
+                and list(mine) == floor_order):
+            # it holds the floors (after a leave, say), read from its lists in C: it is
+            # one short in each of its ceilings and nothing else changes
+            for t in ceilings_of.get(i, ()):
+                short.setdefault(t, []).append((i, 1))
             continue
         target = floors.copy()
         for t in ceilings_of.get(i, ()):
             target[t] = target.get(t, 0) + 1
-        mine = owned[i]
-        res = dict(mine)
-        result[i] = res
         off = held[i].items() ^ target.items()
         if not off:
             continue  # keeps exactly what it owns (the usual case after a leave)
@@ -441,9 +482,16 @@ def deal_uniform(
     for t, needs in short.items():
         taken = claimed.get(t, set())
         pool = freed.get(t, [])
-        free = set(range(partition_counts[t]))
-        free.difference_update(taken)  # in C: a topic may have many partitions
-        pool.extend(free)
+        n = partition_counts[t]
+        unclaimed = n - len(taken)  # (claims name existing partitions only: resolve_claims)
+        if unclaimed == 1:
+            # the usual case after a leave, one partition of a topic with many: the one
+            # number missing from 0..n-1, without a set of all n
+            pool.append(n * (n - 1) // 2 - sum(taken))
+        elif unclaimed:
+            free = set(range(n))
+            free.difference_update(taken)  # in C: a topic may have many partitions
+            pool.extend(free)
         pool.sort()
         pos = 0
         for i, c in needs:

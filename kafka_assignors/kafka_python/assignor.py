@@ -223,10 +223,12 @@ class KafkaPythonAssignor(Strategy, AbstractPartitionAssignor):  # type: ignore[
     @_ClassUsable
     def assign(self, cluster: Any, members: Sequence[Any] | Mapping[str, Any]) -> dict[str, Any]:
         state = self._state()
+        # (one pause for both steps: a collection between them would scan everything the
+        # assignment built while it is all still alive)
         with gc_paused():
             sent = self._assign(state, cluster, members)
-        self._last_report = state.leader.last_report
-        return _to_wire(sent)
+            self._last_report = state.leader.last_report
+            return _to_wire(sent)
 
     def _assign(
         self, state: _ConsumerState, cluster: Any, members: Sequence[Any] | Mapping[str, Any]
@@ -311,8 +313,9 @@ def _wire_member(member: Any, topics: list[str] | None = None) -> WireMember:
     items = getattr(md, "owned_partitions", None) or ()
     if not isinstance(items, (list, tuple)):
         items = list(items)
-    try:  # decoded entries (kafka-python 3), read in one pass (in C)
-        owned: dict[str, list[int]] = dict(map(_topic_and_partitions, items))
+    try:  # decoded entries (kafka-python 3), read in one pass (in C; zip reuses its pair)
+        owned: dict[str, list[int]] = dict(
+            zip(map(_topic, items), map(_partitions, items), strict=True))
         pairs = None
     except AttributeError:  # (topic, partitions) pairs, or a mix
         pairs = [(i.topic, i.partitions) if hasattr(i, "topic") else i for i in items]
@@ -335,7 +338,8 @@ def _wire_member(member: Any, topics: list[str] | None = None) -> WireMember:
     )
 
 
-_topic_and_partitions = operator.attrgetter("topic", "partitions")
+_topic = operator.attrgetter("topic")
+_partitions = operator.attrgetter("partitions")
 
 
 def _user_data_rack(member: WireMember) -> bool:

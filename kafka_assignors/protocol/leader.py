@@ -27,7 +27,14 @@ from ..core.model import (
 )
 from ..core.names import some_ids
 from ..core.validate import validate_assignment
-from .user_data import RACK_FIELD, RESERVED_FIELDS, decode_user_data, read_ownership
+from .user_data import (
+    RACK_FIELD,
+    RESERVED_FIELDS,
+    decode_user_data,
+    decode_user_data_text,
+    read_ownership,
+    without_owned,
+)
 
 log = logging.getLogger("kafka_assignors")
 
@@ -232,10 +239,33 @@ class Leader:
         topic_set: frozenset[str] = frozenset()
         last_raw: object = None
         last_fields: dict[str, object] | None = None
+        # a dated subscription's user data is read without its owned partitions (its own
+        # fields say what it owns): after a rebalance members differ in those alone
+        # (and what the body below makes of its fields worked out once too: the fields
+        # without the reserved ones, and the rack they name)
+        last_dated_raw: object = None  # (the last user data read that way, as sent)
+        last_text: str | None = None
+        last_prepared: tuple[dict[str, object], str | None] | None = None
         for w in wire_members:
             raw = w.user_data
+            prepared = False
             if raw.__class__ is bytes and raw == last_raw:
                 fields = None if last_fields is None else dict(last_fields)
+            elif w.version in _DATED_OWNERSHIP and (
+                (raw.__class__ is bytes and raw == last_dated_raw)
+                or (text := without_owned(raw)) is not None
+            ):
+                if raw != last_dated_raw:  # (else the same bytes: in a fresh group, say)
+                    assert text is not None  # (read just now)
+                    last_dated_raw = raw
+                    if text != last_text:
+                        last_text = text
+                        last_prepared = _prepare(decode_user_data_text(text))
+                if last_prepared is None:
+                    fields = None
+                else:
+                    fields = dict(last_prepared[0])
+                    prepared = True
             else:
                 fields = last_fields = decode_user_data(raw)
                 last_raw = raw
@@ -253,6 +283,11 @@ class Leader:
             if fields is None:
                 odd.setdefault(_UNREADABLE, []).append(w.member_id)
                 fields, owned = {}, {}
+            elif prepared:
+                # (a dated member's: its ownership is not read from its user data)
+                assert last_prepared is not None
+                if rack is None:
+                    rack = last_prepared[1]
             else:
                 if w.version not in _DATED_OWNERSHIP:
                     # (a dated subscription's own fields say what it owns: what its user
@@ -300,6 +335,16 @@ class Leader:
             log.warning("%s: %d member(s) %s: %s", self.strategy_name, len(ids), problem,
                         some_ids(ids))
         return members, holding
+
+
+def _prepare(fields: dict[str, object] | None) -> tuple[dict[str, object], str | None] | None:
+    """What :meth:`Leader._model_members` makes of a dated member's fields: those a strategy
+    sees (the reserved ones left out) and the rack they name; None if unreadable."""
+    if fields is None:
+        return None
+    rack = fields.get(RACK_FIELD)
+    return ({k: v for k, v in fields.items() if k not in RESERVED_FIELDS},
+            str(rack) if isinstance(rack, str) else None)
 
 
 _UNREADABLE = "sent user data this assignor cannot read; treating them as owning nothing"

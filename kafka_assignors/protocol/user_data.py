@@ -7,6 +7,7 @@ to ``None`` so the leader can warn and carry on.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping, Sequence
 
 MAGIC = b"kas1"
@@ -34,15 +35,65 @@ def decode_user_data(raw: object) -> dict[str, object] | None:
             # what json.loads reads as UTF-8 and starts at 0: its steps around the
             # decoder (encoding detection, whitespace matching) done here, more cheaply;
             # decoded whole and read from after the (ASCII) magic: no copy of the body
-            text = data.decode("utf-8", "surrogatepass")
-            value, end = _DECODER.raw_decode(text, start)
-            if end != len(text) and text[end:].strip(_JSON_WHITESPACE):
-                return None  # json.loads: "Extra data"
-        else:
-            value = json.loads(data[start:])
+            return _decode_text(data.decode("utf-8", "surrogatepass"), start)
+        value = json.loads(data[start:])
     except (ValueError, UnicodeDecodeError):
         return None
     return value if isinstance(value, dict) else None
+
+
+def _decode_text(text: str, start: int) -> dict[str, object] | None:
+    """The JSON object at ``start`` of ``text``, the rest blank; None if it is not that."""
+    try:
+        value, end = _DECODER.raw_decode(text, start)
+    except ValueError:
+        return None
+    if end != len(text) and text[end:].strip(_JSON_WHITESPACE):
+        return None  # json.loads: "Extra data"
+    return value if isinstance(value, dict) else None
+
+
+# Our encoder's form of the owned field (no spaces, topic names without escapes, integers
+# of at most 10 digits), after top-level fields with plain values: a subset of JSON, so
+# what matches is a complete value at the top level of the object.  (Possessive: nothing
+# here needs backtracking, and it halves the time.)
+_NUMBER = r"(?>0|[1-9][0-9]{0,9}+)"
+_STRING = r'"[^"\\\x00-\x1f]*+"'
+_OWNED_ENTRY = _STRING + r":\[(?:" + _NUMBER + r"(?:," + _NUMBER + r")*+)?\]"
+_BEFORE_OWNED = re.compile(
+    r"\{(?:" + _STRING + r":(?:" + _STRING + r"|-?" + _NUMBER + r"|true|false|null),)*+"
+    + r'"owned":'
+)
+_OWNED_VALUE = re.compile(r"\{(?:" + _OWNED_ENTRY + r"(?:," + _OWNED_ENTRY + r")*+)?\}")
+
+
+def without_owned(raw: object) -> str | None:
+    """``raw``'s JSON text with the value of its owned field (in our encoder's form) as ``{}``.
+
+    :func:`decode_user_data_text` of it gives what :func:`decode_user_data` gives for
+    ``raw``, but ``{}`` for that field: None (unreadable) exactly when ``raw`` is.  The
+    leader of a dated subscription (whose own fields say what it owns) reads no more: most
+    members then send the same text (their owned partitions differ, the rest does not),
+    decoded once.  None where ``raw`` is not like that: decode it whole.
+    """
+    if not isinstance(raw, bytes) or not raw.startswith(MAGIC):
+        return None
+    try:
+        text = raw.decode("utf-8", "surrogatepass")
+    except UnicodeDecodeError:
+        return None
+    head = _BEFORE_OWNED.match(text, len(MAGIC))
+    if head is None:
+        return None
+    value = _OWNED_VALUE.match(text, head.end())
+    if value is None:
+        return None
+    return text[: head.end()] + "{}" + text[value.end() :]
+
+
+def decode_user_data_text(text: str) -> dict[str, object] | None:
+    """:func:`decode_user_data` of the text :func:`without_owned` returns."""
+    return _decode_text(text, len(MAGIC))
 
 
 #: Keys every binding adds to every subscription's user data (strategies never see them):
