@@ -5,6 +5,7 @@ from __future__ import annotations
 from hypothesis import strategies as st
 
 from kafka_assignors.core.model import GroupSpec, MemberSpec
+from kafka_assignors.protocol.user_data import MAGIC, encode_user_data
 
 TOPICS = ["a", "b", "c", "d"]
 
@@ -43,3 +44,19 @@ def groups(
             )
         )
     return GroupSpec.build(members, counts)
+
+
+def edited_user_data(fields: dict[str, object], edits: list[tuple[int, int, int]]) -> bytes:
+    """Our user data for ``fields`` with byte edits applied to its JSON body: (0, pos, byte)
+    inserts, (1, pos, _) deletes, (2, pos, byte) replaces; positions are clamped."""
+    body = bytearray(encode_user_data(fields)[len(MAGIC):])
+    for op, pos, byte in edits:
+        pos = min(pos, len(body))
+        if op == 0:
+            body.insert(pos, byte)
+        elif body:
+            if op == 1:
+                del body[min(pos, len(body) - 1)]
+            else:
+                body[min(pos, len(body) - 1)] = byte
+    return MAGIC + bytes(body)

@@ -18,6 +18,7 @@ from kafka_assignors.protocol.leader import Leader, WireMember
 from kafka_assignors.protocol.user_data import MAGIC, decode_user_data, encode_user_data
 
 from .fakes import FakeCluster, FakeMember, subscription_of
+from .strategies import edited_user_data
 
 
 def _by_json_loads(raw: bytes) -> dict[str, object] | None:
@@ -48,17 +49,7 @@ edits = st.lists(st.tuples(st.integers(0, 2), st.integers(0, 200), st.sampled_fr
 def test_user_data_decodes_as_json_loads_reads_it(fields, changes) -> None:  # type: ignore[no-untyped-def]
     """Our user data, intact or with bytes inserted, deleted or changed, decodes to exactly
     what json.loads makes of it (None where it fails or is not an object)."""
-    body = bytearray(encode_user_data(fields)[len(MAGIC):])
-    for op, pos, byte in changes:
-        pos = min(pos, len(body))
-        if op == 0:
-            body.insert(pos, byte)
-        elif body:
-            if op == 1:
-                del body[min(pos, len(body) - 1)]
-            else:
-                body[min(pos, len(body) - 1)] = byte
-    raw = MAGIC + bytes(body)
+    raw = edited_user_data(fields, changes)
     got, want = decode_user_data(raw), _by_json_loads(raw)
     assert got == want and type(got) is type(want)
 

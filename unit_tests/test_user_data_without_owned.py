@@ -12,13 +12,14 @@ from hypothesis import strategies as st
 from kafka_assignors.protocol import leader as leader_module
 from kafka_assignors.protocol.leader import Leader, WireMember
 from kafka_assignors.protocol.user_data import (
-    MAGIC,
     OWNED_FIELD,
     decode_user_data,
     decode_user_data_text,
     encode_user_data,
     without_owned,
 )
+
+from .strategies import edited_user_data
 
 plain_values = st.none() | st.booleans() | st.integers(-10**12, 10**12) | st.text(max_size=4)
 json_values = st.recursive(
@@ -43,26 +44,12 @@ def _without(fields: dict[str, object] | None) -> dict[str, object] | None:
         else fields
 
 
-def _raw(fields: dict[str, object], changes: list[tuple[int, int, int]]) -> bytes:
-    body = bytearray(encode_user_data(fields)[len(MAGIC):])
-    for op, pos, byte in changes:
-        pos = min(pos, len(body))
-        if op == 0:
-            body.insert(pos, byte)
-        elif body:
-            if op == 1:
-                del body[min(pos, len(body) - 1)]
-            else:
-                body[min(pos, len(body) - 1)] = byte
-    return MAGIC + bytes(body)
-
-
 @settings(max_examples=1500, deadline=None)
 @given(field_sets, edits)
 def test_text_without_owned_decodes_as_the_whole_minus_owned(fields, changes) -> None:  # type: ignore[no-untyped-def]
     """Where it applies, the shortened text decodes to the whole user data's fields with
     owned as {}; None (unreadable) exactly when the whole is."""
-    raw = _raw(fields, changes)
+    raw = edited_user_data(fields, changes)
     text = without_owned(raw)
     if text is None:
         return
@@ -92,7 +79,7 @@ def test_leader_reads_members_as_from_the_whole_user_data(specs) -> None:  # typ
     and its warnings are the same as when every user data is decoded whole."""
     wire: list[WireMember] = []
     for i, (fields, changes, version, repeat) in enumerate(specs):
-        raw = _raw(fields, changes) if not (repeat and wire) else wire[-1].user_data
+        raw = edited_user_data(fields, changes) if not (repeat and wire) else wire[-1].user_data
         wire.append(WireMember(f"m{i}", None, ["a"], {"a": [i]}, 5, None, raw, version))
 
     def model() -> tuple[object, list[str]]:
