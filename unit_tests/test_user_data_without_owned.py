@@ -3,6 +3,7 @@ leader makes of it is what it made of the whole user data, whatever the bytes ar
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from unittest import mock
 
@@ -16,6 +17,8 @@ from kafka_assignors.protocol.user_data import (
     decode_user_data,
     decode_user_data_text,
     encode_user_data,
+    same_but_owned,
+    split_owned,
     without_owned,
 )
 
@@ -95,6 +98,72 @@ def test_leader_reads_members_as_from_the_whole_user_data(specs) -> None:  # typ
         return got, records
 
     got = model()
-    with mock.patch.object(leader_module, "without_owned", lambda _raw: None):
+    with _whole_user_data():
         want = model()
     assert got == want
+
+
+def _whole_user_data() -> contextlib.ExitStack:
+    """The leader with every user data decoded whole (its short ways off)."""
+    stack = contextlib.ExitStack()
+    stack.enter_context(mock.patch.object(leader_module, "split_owned", lambda _raw: None))
+    stack.enter_context(mock.patch.object(leader_module, "same_but_owned",
+                                          lambda _raw, _before, _after: False))
+    return stack
+
+
+owned_maps = st.dictionaries(
+    st.sampled_from(["t", "topic-1", "b\u00e9", "a}b", "x"]),
+    st.lists(st.integers(0, 10**11), max_size=3), max_size=3,
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(field_sets, st.lists(st.tuples(owned_maps, edits, st.sampled_from([2, 3, 2, 3, 1, None])),
+                            min_size=1, max_size=8))
+def test_members_alike_but_for_owned_read_as_whole(fields, specs) -> None:  # type: ignore[no-untyped-def]
+    """Members whose user data differs only in the owned value (after a rebalance), some
+    of it mutated: the leader models them as when every user data is decoded whole."""
+    wire = [
+        WireMember(f"m{i}", None, ["t"], {"t": [i]}, 5, None,
+                   edited_user_data({**fields, OWNED_FIELD: owned}, changes), version)
+        for i, (owned, changes, version) in enumerate(specs)
+    ]
+
+    def model() -> tuple[object, list[str]]:
+        records: list[str] = []
+        handler = logging.Handler()
+        handler.emit = lambda record: records.append(record.getMessage())  # type: ignore[method-assign]
+        log = logging.getLogger("kafka_assignors")
+        log.addHandler(handler)
+        try:
+            got = Leader("x")._model_members(wire, True)
+        finally:
+            log.removeHandler(handler)
+        return got, records
+
+    got = model()
+    with _whole_user_data():
+        want = model()
+    assert got == want
+
+
+@settings(max_examples=1500, deadline=None)
+@given(field_sets, owned_maps, edits, edits)
+def test_same_but_owned_means_the_same_text(fields, owned, changes, other) -> None:  # type: ignore[no-untyped-def]
+    """Where same_but_owned says so, without_owned of the user data is the reference's."""
+    reference = edited_user_data(fields, changes)
+    split = split_owned(reference)
+    if split is None:
+        return
+    raw = edited_user_data({**fields, OWNED_FIELD: owned}, other)
+    assert split[0] == without_owned(reference)
+    if same_but_owned(raw, split[1], split[2]):
+        assert without_owned(raw) == split[0]
+    # our own user data around another owned value (ASCII names, partitions of at most
+    # 10 digits) always takes the short way
+    ours = {t: sorted(ps) for t, ps in sorted(owned.items()) if ps}
+    if (not changes and isinstance(fields.get(OWNED_FIELD), dict)
+            and all(t.isascii() and max(ps) < 10**10 for t, ps in ours.items())):
+        assert same_but_owned(encode_user_data({**fields, OWNED_FIELD: ours}), split[1],
+                              split[2])

@@ -115,7 +115,8 @@ def _uniform_part(
 ) -> tuple[IndexedAssignment, int]:
     """One part with identical subscriptions, and the moves beyond what total balance needs."""
     held = HeldCounts(claims.owned)  # (counts of the members that need them)
-    ones, proven, settled = plan_uniform(part_members, part_topics, counts, held, claims.owned)
+    ones, proven, settled = plan_uniform(
+        part_members, part_topics, counts, held, claims.owned, claims.kinds)
     if ones is not None and proven:
         got, moved = deal_uniform(
             part_members, part_topics, counts, claims.owned, claims.claimed, held, ones, settled

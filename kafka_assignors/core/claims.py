@@ -21,6 +21,9 @@ from .names import some_ids
 
 log = logging.getLogger("kafka_assignors.core")
 
+#: (claimed topics in claim order, member indices in order, one partition of each topic)
+Kind = tuple[tuple[str, ...], list[int], bool]
+
 
 @dataclass(slots=True)
 class Claims:
@@ -35,6 +38,10 @@ class Claims:
     dropped_stale: int = 0
     dropped_conflict: int = 0
     dropped_invalid: int = 0
+    #: Members grouped by the topics they claim (in their ``owned`` dicts' order), with
+    #: whether each claims one partition of each: every member with claims, when they were
+    #: all kept as sent and gathered that way (:func:`_whole_claims`); else None.
+    kinds: list[Kind] | None = None
 
     def count(self, i: int) -> int:
         return sum(map(len, self.owned[i].values()))
@@ -205,6 +212,7 @@ def _whole_claims(
     # topic -> (rank in first-claimed order, claimed partitions, claim lists); the kinds come
     # in the order of their first members, so topics are ranked as member by member
     slots: dict[str, tuple[int, list[int], list[Sequence[int]]]] = {}
+    gathered: list[Kind] = []
     for (topics, subs), kind in kinds.items():
         if not subs.issuperset(topics):
             return None  # a claim on a topic the member does not (or cannot) subscribe to
@@ -224,7 +232,8 @@ def _whole_claims(
         if not all(lists) or set(map(type, lists)) != _LIST_TYPE:
             return None  # an empty claim list, or not a list
         flat = list(chain.from_iterable(lists))
-        if len(flat) == len(lists):
+        singles = len(flat) == len(lists)
+        if singles:
             # one partition in each list (none is empty): a column of partitions per topic
             # (checked to exist here, for the whole kind at once)
             if min(flat) < 0 or max(flat) >= min(map(partition_counts.__getitem__, topics)):
@@ -235,16 +244,22 @@ def _whole_claims(
             for j, topic in enumerate(topics):
                 slots[topic][2].extend(lists[j::width])
         if ranked:
-            for i in kind:
-                owned = members[i].owned
+            gathered.append((topics, kind, singles))
+            if set(map(type, owneds)) == _DICT_TYPE:
                 # (checked: lists only; a dict is kept as it is, nothing changes a claim)
-                owned_of[i] = cast(
-                    dict[str, list[int]], owned if owned.__class__ is dict else dict(owned))
+                for i, mine in zip(kind, cast(list[dict[str, list[int]]], owneds),
+                                   strict=True):
+                    owned_of[i] = mine
+            else:
+                for i, other in zip(kind, owneds, strict=True):
+                    owned_of[i] = cast(dict[str, list[int]],
+                                       other if other.__class__ is dict else dict(other))
         else:
             # topics in another order than first claimed: resolve_claims then builds each
             # member's claims topic by topic in that order (equal dicts, keys in rank order)
             order = sorted(range(len(topics)), key=lambda j: slots[topics[j]][0])
             in_rank = [topics[j] for j in order]
+            gathered.append((tuple(in_rank), kind, singles))
             pick = itemgetter(*order)  # (two topics at least: one is always in order)
             for n, i in enumerate(kind):
                 owned_of[i] = dict(zip(in_rank, pick(lists[n * width : (n + 1) * width]),
@@ -260,11 +275,12 @@ def _whole_claims(
                     or max(distinct) >= partition_counts[topic]):
                 return None  # contested, or claims on partitions that do not exist
         claimed[topic] = distinct
-    return Claims(owned=owned_of, claimed=claimed)
+    return Claims(owned=owned_of, claimed=claimed, kinds=gathered)
 
 
 _MEMBERS_PER_KIND = 8
 _LIST_TYPE = {list}
+_DICT_TYPE = {dict}
 _values = methodcaller("values")
 
 

@@ -29,6 +29,8 @@ from collections.abc import Mapping, Sequence
 from itertools import chain
 from typing import NamedTuple
 
+from .claims import Kind
+
 #: member index -> topic -> partitions
 IndexedAssignment = dict[int, dict[str, list[int]]]
 #: topic -> members that get the ceiling of that topic (the ones of ``y``)
@@ -73,11 +75,13 @@ def plan_uniform(
     partition_counts: Mapping[str, int],
     held: Mapping[int, Mapping[str, int]],
     owned: Sequence[Mapping[str, Sequence[int]]] | None = None,
+    kinds: Sequence[Kind] | None = None,
 ) -> Plan:
     """Choose which members get the ceiling of each topic; see the module docstring.
 
     ``held`` comes from :func:`held_counts` (or is a :class:`HeldCounts`); ``owned``, the
     partitions behind it, lets the usual cases read the lists without the counts.
+    ``kinds`` (:attr:`.claims.Claims.kinds` of ``owned``) lets them be read once per kind.
     """
     m_count = len(member_ids)
     floor = {t: partition_counts[t] // m_count for t in topics}
@@ -93,7 +97,38 @@ def plan_uniform(
     # the floor as a member's lists hold it when they name its topics in its order
     floor_order = list(floor)
     floor_counts = list(floor.values())
-    for i in member_ids:
+    # wants of whole kinds of members, each kind's read once (with its members, alike below)
+    kind_alike: dict[tuple[str, ...], list[int]] = {}
+    kind_wants: dict[int, list[str]] = {}
+    rest: Sequence[int] | set[int] = member_ids
+    if kinds and owned is not None:
+        rest = set(member_ids)
+        all_ones = floor_counts.count(1) == len(floor_counts)
+        for topics_k, kind, singles in kinds:
+            if kind[0] not in rest:
+                continue  # (another part's: a kind's members share one subscription)
+            if not floor_topics:
+                # what the first branch below works out for each member of the kind (its
+                # lists are never empty)
+                if not rem_topics >= set(topics_k):
+                    continue
+                w = list(topics_k)  # (one list for the kind: nothing changes a want)
+                kind_wants.update(dict.fromkeys(kind, w))
+                # (kinds may share their topics in claim order: one claimed them in another)
+                kind_alike.setdefault(topics_k, []).extend(kind)
+                if singles:
+                    exact.update(kind)
+                else:  # (some member claims more than one partition of a topic)
+                    exact.update(i for i in kind
+                                 if sum(map(len, owned[i].values())) == len(topics_k))
+            elif singles and all_ones and list(topics_k) == floor_order:
+                exact.update(kind)  # the floor of every topic, as below
+            else:
+                continue
+            rest.difference_update(kind)
+        if rest:
+            rest = [i for i in member_ids if i in rest]  # (in their order)
+    for i in rest:
         if not floor_topics:
             # fewer partitions than members in every topic: a held cell is wanted where
             # the topic has a ceiling here (a class's share of a topic may be 0)
@@ -149,6 +184,9 @@ def plan_uniform(
             w = [t for t, c in off if c > floor[t] and t in rem]
         if w:
             wants[i] = w
+    rest_wants = wants
+    if kind_wants:
+        wants = kind_wants | wants
     if not rem:
         return Plan(ones, True, frozenset(exact))
     left = dict(rem)
@@ -160,8 +198,8 @@ def plan_uniform(
     if wants:
         # rows wanting the same columns (after a leave, the members that got the same
         # topics) are counted and, in the usual case below, given them together
-        alike: dict[tuple[str, ...], list[int]] = {}
-        for i, w in wants.items():
+        alike = kind_alike  # (the members read by kind, grouped already; the rest here)
+        for i, w in rest_wants.items():
             key = tuple(w)
             same = alike.get(key)
             if same is None:

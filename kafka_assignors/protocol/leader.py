@@ -33,7 +33,8 @@ from .user_data import (
     decode_user_data,
     decode_user_data_text,
     read_ownership,
-    without_owned,
+    same_but_owned,
+    split_owned,
 )
 
 log = logging.getLogger("kafka_assignors")
@@ -239,6 +240,7 @@ class Leader:
         topic_set: frozenset[str] = frozenset()
         last_raw: object = None
         last_fields: dict[str, object] | None = None
+        split: tuple[str, bytes, bytes] | None = None
         # a dated subscription's user data is read without its owned partitions (its own
         # fields say what it owns): after a rebalance members differ in those alone
         # (and what the body below makes of its fields worked out once too: the fields
@@ -246,6 +248,10 @@ class Leader:
         last_dated_raw: object = None  # (the last user data read that way, as sent)
         last_text: str | None = None
         last_prepared: tuple[dict[str, object], str | None] | None = None
+        # that text's bytes around the owned value, as sent: user data that is the same
+        # around another owned value makes the same text (checked in bytes, not made)
+        last_before: bytes | None = None
+        last_after = b""
         for w in wire_members:
             raw = w.user_data
             prepared = False
@@ -253,10 +259,12 @@ class Leader:
                 fields = None if last_fields is None else dict(last_fields)
             elif w.version in _DATED_OWNERSHIP and (
                 (raw.__class__ is bytes and raw == last_dated_raw)
-                or (text := without_owned(raw)) is not None
+                or (last_before is not None and same_but_owned(raw, last_before, last_after))
+                or (split := split_owned(raw)) is not None
             ):
-                if raw != last_dated_raw:  # (else the same bytes: in a fresh group, say)
-                    assert text is not None  # (read just now)
+                if split is not None:  # (read just now; else the same text as the last one)
+                    text, last_before, last_after = split
+                    split = None
                     last_dated_raw = raw
                     if text != last_text:
                         last_text = text

@@ -76,6 +76,13 @@ def without_owned(raw: object) -> str | None:
     members then send the same text (their owned partitions differ, the rest does not),
     decoded once.  None where ``raw`` is not like that: decode it whole.
     """
+    split = split_owned(raw)
+    return None if split is None else split[0]
+
+
+def split_owned(raw: object) -> tuple[str, bytes, bytes] | None:
+    """:func:`without_owned` of ``raw``, and ``raw``'s bytes before and after the owned
+    field's value (for :func:`same_but_owned`); None where that is None."""
     if not isinstance(raw, bytes) or not raw.startswith(MAGIC):
         return None
     try:
@@ -88,7 +95,35 @@ def without_owned(raw: object) -> str | None:
     value = _OWNED_VALUE.match(text, head.end())
     if value is None:
         return None
-    return text[: head.end()] + "{}" + text[value.end() :]
+    before, after = text[: head.end()], text[value.end() :]
+    # (re-encoded: a valid text encodes back to the very bytes it was decoded from)
+    return (before + "{}" + after, before.encode("utf-8", "surrogatepass"),
+            after.encode("utf-8", "surrogatepass"))
+
+
+# The owned value as _OWNED_VALUE reads it, in bytes and with ASCII topic names only: on
+# such bytes both match the same extent (one deterministic reading; none is a prefix of
+# another).
+_ASCII_STRING = rb'"[^"\\\x00-\x1f\x80-\xff]*+"'
+_ASCII_ENTRY = (_ASCII_STRING + rb":\[(?:" + _NUMBER.encode() + rb"(?:," + _NUMBER.encode()
+                + rb")*+)?\]")
+_ASCII_OWNED_VALUE = re.compile(
+    rb"\{(?:" + _ASCII_ENTRY + rb"(?:," + _ASCII_ENTRY + rb")*+)?\}")
+
+
+def same_but_owned(raw: object, before: bytes, after: bytes) -> bool:
+    """True if ``raw`` is ``before``, an owned value in our encoder's form, then ``after``,
+    where :func:`split_owned` gave ``before`` and ``after`` for some user data: then
+    :func:`without_owned` of ``raw`` is that user data's (checked in bytes, not decoded).
+
+    After a rebalance members send the same user data but for the partitions they own:
+    each is checked here in one match, no text made.  False: not shown, use
+    :func:`split_owned`.
+    """
+    if not isinstance(raw, bytes) or not raw.startswith(before):
+        return False
+    value = _ASCII_OWNED_VALUE.match(raw, len(before))
+    return value is not None and value.end() + len(after) == len(raw) and raw.endswith(after)
 
 
 def decode_user_data_text(text: str) -> dict[str, object] | None:
