@@ -55,6 +55,7 @@ final class WarmShares {
     /** Arcs to recompute after a cycle (stamped), and what a full rebuild costs. */
     private final int[] dirty;
     private final int[] dirtyMark;
+    private final int[] memberMark;
     private int dirtyStamp;
     private long fullCost;
     /** Bellman-Ford's labels (kept between searches), predecessors and marks. */
@@ -111,6 +112,7 @@ final class WarmShares {
         activeTo = new int[n * n];
         dirty = new int[n * n];
         dirtyMark = new int[n * n];
+        memberMark = new int[members];
         da = new long[n];
         db = new long[n];
         dc = new long[n];
@@ -128,6 +130,7 @@ final class WarmShares {
     }
 
     /** The optimal counts, or null if the cycle budget ran out. */
+    static java.util.TreeMap<String,Integer> HIST = new java.util.TreeMap<>();
     int[][] run() {
         start();
         if (meetsLowerBounds()) {
@@ -587,30 +590,39 @@ final class WarmShares {
 
     /**
      * The arcs after a cycle changed the counts of {@code changed} members: only arcs between
-     * their topics (and the load node) can differ, each recomputed over the members it may
-     * use, in canonical order as {@link #buildArcs} does, so the arcs are the same as a full
-     * rebuild's; a full rebuild when that is cheaper (members with many topics).
+     * their topics (and the load node) can differ. An arc one of them held is recomputed over
+     * every member it may use; on any other the holder's cost is unchanged, so only the
+     * changed members can take it over (ties: the first in canonical order, as
+     * {@link #buildArcs} picks). So the arcs are the same as a full rebuild's; a full rebuild
+     * when that is cheaper.
      */
     private void updateArcs(int[] changed, int count) {
         if (++dirtyStamp == Integer.MAX_VALUE) {
             Arrays.fill(dirtyMark, 0);
+            Arrays.fill(memberMark, 0);
             dirtyStamp = 1;
+        }
+        int stamp = dirtyStamp;
+        for (int i = 0; i < count; i++) {
+            memberMark[changed[i]] = stamp;
         }
         int sinkNode = topics;
         int dirtyCount = 0;
         long cost = 0;
         for (int i = 0; i < count; i++) {
             int[] s = subs[changed[i]];
-            for (int j = 0; j < s.length; j++) {
+            for (int j = -1; j < s.length; j++) {
+                int from = j < 0 ? sinkNode : s[j];
                 for (int k = -1; k < s.length; k++) {
-                    int u = k < 0 ? sinkNode : s[k];
-                    int[] arcs = {s[j] * n + u, u * n + s[j]};
-                    for (int arc : arcs) {
-                        if (arc / n != arc % n && dirtyMark[arc] != dirtyStamp) {
-                            dirtyMark[arc] = dirtyStamp;
-                            dirty[dirtyCount++] = arc;
-                            cost += arcCost(arc);
-                        }
+                    int arc = from * n + (k < 0 ? sinkNode : s[k]);
+                    if (j == k || dirtyMark[arc] == stamp) {
+                        continue;
+                    }
+                    dirtyMark[arc] = stamp;
+                    int holder = arcMember[arc];
+                    if (holder >= 0 && memberMark[holder] == stamp) {
+                        dirty[dirtyCount++] = arc;
+                        cost += arcCost(arc);
                     }
                 }
             }
@@ -621,9 +633,49 @@ final class WarmShares {
         }
         boolean flipped = false;
         for (int d = 0; d < dirtyCount; d++) {
-            boolean was = arcMember[dirty[d]] >= 0;
             recomputeArc(dirty[d]);
-            flipped |= was != arcMember[dirty[d]] >= 0;
+            flipped |= arcMember[dirty[d]] < 0;
+            dirtyMark[dirty[d]] = -stamp; // done: the changed members were among those scanned
+        }
+        for (int i = 0; i < count; i++) {
+            int m = changed[i];
+            if (memberMark[m] != stamp) {
+                continue; // listed twice
+            }
+            memberMark[m] = -stamp;
+            int[] s = subs[m];
+            int[] xs = x[m];
+            int[] os = own[m];
+            for (int j = -1; j < s.length; j++) {
+                int from = j < 0 ? sinkNode : s[j];
+                for (int k = -1; k < s.length; k++) {
+                    if (j == k || k >= 0 && xs[k] == 0) {
+                        continue;
+                    }
+                    int arc = from * n + (k < 0 ? sinkNode : s[k]);
+                    if (dirtyMark[arc] != stamp) {
+                        continue; // recomputed above
+                    }
+                    long a = j < 0 ? -(2L * load[m] - 1) : k < 0 ? 2L * load[m] + 1 : 0;
+                    long b = (j < 0 ? 0 : 2L * xs[j] + 1) - (k < 0 ? 0 : 2L * xs[k] - 1);
+                    long c = (j >= 0 && xs[j] < os[j] ? -1 : 0) + (k >= 0 && xs[k] - 1 < os[k] ? 1 : 0);
+                    int holder = arcMember[arc];
+                    if (holder < 0) {
+                        flipped = true;
+                    } else {
+                        int cmp = compare(a, b, c, arcA[arc], arcB[arc], arcC[arc]);
+                        if (cmp > 0 || cmp == 0 && holder < m) {
+                            continue;
+                        }
+                    }
+                    arcA[arc] = a;
+                    arcB[arc] = b;
+                    arcC[arc] = c;
+                    arcMember[arc] = m;
+                    arcUp[arc] = j;
+                    arcDown[arc] = k;
+                }
+            }
         }
         if (flipped) { // the active arcs stay in arc order, as a rebuild lists them
             collectActive();
