@@ -64,6 +64,14 @@ final class WarmShares {
     private final long[] dc;
     private final int[] pred;
     private final int[] mark;
+    /** The queue of {@link #queuedCycle}: nodes whose out-arcs may relax something. */
+    private final int[] queue;
+    private final boolean[] queued;
+    private int queueHead;
+    private int queueSize;
+    private boolean requeueAll = true;
+    /** Where each node's arcs start in {@link #active} (listed in arc order: by tail). */
+    private final int[] outStart;
     /** {@link #pairLists()}, or null. */
     private int[] pairs;
 
@@ -118,6 +126,9 @@ final class WarmShares {
         dc = new long[n];
         pred = new int[n];
         mark = new int[n];
+        queue = new int[n];
+        queued = new boolean[n];
+        outStart = new int[n + 1];
         for (int m = 0; m < members; m++) {
             fullCost += (long) (subs[m].length + 1) * (subs[m].length + 1);
         }
@@ -586,6 +597,7 @@ final class WarmShares {
             }
         }
         collectActive();
+        requeueAll = true;
     }
 
     /**
@@ -634,6 +646,7 @@ final class WarmShares {
         boolean flipped = false;
         for (int d = 0; d < dirtyCount; d++) {
             recomputeArc(dirty[d]);
+            touched(dirty[d]);
             flipped |= arcMember[dirty[d]] < 0;
             dirtyMark[dirty[d]] = -stamp; // done: the changed members were among those scanned
         }
@@ -674,6 +687,7 @@ final class WarmShares {
                     arcMember[arc] = m;
                     arcUp[arc] = j;
                     arcDown[arc] = k;
+                    touched(arc);
                 }
             }
         }
@@ -702,6 +716,7 @@ final class WarmShares {
     private void collectActive() {
         activeCount = 0;
         for (int u = 0, a = 0; u < n; u++) {
+            outStart[u] = activeCount;
             for (int v = 0; v < n; v++, a++) {
                 if (arcMember[a] >= 0) {
                     activeFrom[activeCount] = u;
@@ -710,6 +725,7 @@ final class WarmShares {
                 }
             }
         }
+        outStart[n] = activeCount;
     }
 
     /** One arc from scratch: the same candidates, in the same order, as {@link #buildArcs}. */
@@ -801,11 +817,11 @@ final class WarmShares {
      * arcs has negative cost. Fills {@code cycle} with its arcs; returns their number, 0 if none.
      */
     private int negativeCycle(int[] cycle) {
-        int len = negativeCycle(cycle, n);
+        int len = queuedCycle(cycle);
         if (len >= 0) {
             return len;
         }
-        // the labels kept from the last search did not settle in time: from zero
+        // did not settle within its budget: Bellman-Ford from zero
         Arrays.fill(da, 0);
         Arrays.fill(db, 0);
         Arrays.fill(dc, 0);
@@ -813,7 +829,103 @@ final class WarmShares {
         if (len < 0) {
             throw new IllegalStateException("Bellman-Ford did not settle");
         }
+        requeueAll = true;
         return len;
+    }
+
+    /** An arc's cost or holder changed: its tail is looked at again, a predecessor it was is dropped. */
+    private void touched(int arc) {
+        enqueue(arc / n);
+        if (pred[arc % n] == arc) {
+            pred[arc % n] = -1;
+        }
+    }
+
+    private void enqueue(int u) {
+        if (!queued[u]) {
+            queued[u] = true;
+            queue[(queueHead + queueSize++) % n] = u;
+        }
+    }
+
+    /**
+     * Bellman-Ford with a queue, resumed where the last search stopped: the labels, the
+     * predecessors and the queue are kept (every arc whose head's label could still drop has
+     * its tail queued), and {@link #touched} requeues what a cancelled cycle changed. So after
+     * a cycle the search only relaxes around the members it changed. A cycle among the
+     * predecessors is negative (each was set with the arc's current cost, and dropped when that
+     * changed); an empty queue means every arc is satisfied: no negative cycle. Returns the
+     * cycle's length, 0 if none, -1 past the budget.
+     */
+    private int queuedCycle(int[] cycle) {
+        if (requeueAll) {
+            requeueAll = false;
+            Arrays.fill(pred, -1);
+            for (int u = 0; u < n; u++) {
+                enqueue(u);
+            }
+        }
+        long budget = 4L * n * (activeCount + n);
+        int check = Math.max(1, n / 8);
+        int pops = 0;
+        while (queueSize > 0) {
+            int u = queue[queueHead];
+            queueHead = (queueHead + 1) % n;
+            queueSize--;
+            queued[u] = false;
+            long au = da[u];
+            long bu = db[u];
+            long cu = dc[u];
+            for (int i = outStart[u], end = outStart[u + 1]; i < end; i++) {
+                int arc = active[i];
+                int v = activeTo[i];
+                long a = au + arcA[arc];
+                long b = bu + arcB[arc];
+                long c = cu + arcC[arc];
+                if (compare(a, b, c, da[v], db[v], dc[v]) < 0) {
+                    da[v] = a;
+                    db[v] = b;
+                    dc[v] = c;
+                    pred[v] = arc;
+                    enqueue(v);
+                }
+            }
+            budget -= outStart[u + 1] - outStart[u] + 1;
+            if (++pops % check == 0 || budget < 0) {
+                int len = predecessorCycle(cycle);
+                if (len > 0) {
+                    return len;
+                }
+                if (budget < 0) {
+                    return -1;
+                }
+            }
+        }
+        return 0;
+    }
+
+    /** A cycle among the predecessors: its arcs into {@code cycle}, their number; 0 if none. */
+    private int predecessorCycle(int[] cycle) {
+        int[] mark = this.mark;
+        Arrays.fill(mark, 0);
+        int stamp = 0;
+        for (int s = 0; s < n; s++) {
+            stamp++;
+            int v = s;
+            while (v >= 0 && mark[v] != stamp && mark[v] >= 0) {
+                mark[v] = stamp;
+                v = pred[v] < 0 ? -1 : pred[v] / n;
+            }
+            if (v >= 0 && mark[v] == stamp) {
+                return collect(v, pred, cycle);
+            }
+            int w = s;
+            while (w >= 0 && mark[w] == stamp) {
+                mark[w] = -stamp;
+                w = pred[w] < 0 ? -1 : pred[w] / n;
+            }
+        }
+        return 0;
     }
 
     /**
