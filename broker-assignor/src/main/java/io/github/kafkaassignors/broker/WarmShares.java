@@ -55,8 +55,25 @@ final class WarmShares {
     /** Arcs to recompute after a cycle (stamped), and what a full rebuild costs. */
     private final int[] dirty;
     private final int[] dirtyMark;
+    private final int[] memberMark;
     private int dirtyStamp;
     private long fullCost;
+    /** Bellman-Ford's labels (kept between searches), predecessors and marks. */
+    private final long[] da;
+    private final long[] db;
+    private final long[] dc;
+    private final int[] pred;
+    private final int[] mark;
+    /** The queue of {@link #queuedCycle}: nodes whose out-arcs may relax something. */
+    private final int[] queue;
+    private final boolean[] queued;
+    private int queueHead;
+    private int queueSize;
+    private boolean requeueAll = true;
+    /** Where each node's arcs start in {@link #active} (listed in arc order: by tail). */
+    private final int[] outStart;
+    /** {@link #pairLists()}, or null. */
+    private int[] pairs;
 
     private WarmShares(Problem problem) {
         this.problem = problem;
@@ -103,6 +120,15 @@ final class WarmShares {
         activeTo = new int[n * n];
         dirty = new int[n * n];
         dirtyMark = new int[n * n];
+        memberMark = new int[members];
+        da = new long[n];
+        db = new long[n];
+        dc = new long[n];
+        pred = new int[n];
+        mark = new int[n];
+        queue = new int[n];
+        queued = new boolean[n];
+        outStart = new int[n + 1];
         for (int m = 0; m < members; m++) {
             fullCost += (long) (subs[m].length + 1) * (subs[m].length + 1);
         }
@@ -115,12 +141,16 @@ final class WarmShares {
     }
 
     /** The optimal counts, or null if the cycle budget ran out. */
+    static java.util.TreeMap<String,Integer> HIST = new java.util.TreeMap<>();
     int[][] run() {
         start();
         if (meetsLowerBounds()) {
             return x;
         }
         level();
+        if (meetsLowerBounds()) {
+            return x;
+        }
         int[] cycle = new int[n];
         int[] changed = new int[n];
         buildArcs();
@@ -265,77 +295,196 @@ final class WarmShares {
     }
 
     /**
-     * Moves single partitions within a topic from its most loaded holder to its least loaded
-     * subscriber while their loads differ by two or more (each move lowers the sum of squared
-     * loads), the shortest of the cycles the search would otherwise find one by one.
+     * Cheap improving moves before the search, the shortest of the cycles it would otherwise
+     * find one by one: within a topic, a partition from a holder to a subscriber with a load
+     * two or more below (the sum of squared loads drops), or one below when the shares differ
+     * by two or more (loads swap, the topic evens out); and between two topics, a member
+     * giving up one of t for one of u and another the reverse (loads stay, both topics even
+     * out). Each move improves the objectives, so the search certifies whatever this leaves.
      */
     private void level() {
-        boolean moved = true;
-        for (int pass = 0; moved && pass < 64; pass++) {
-            moved = false;
+        pairs = pairLists();
+        // first only the moves that also even out the topic, so the rest need not undo them
+        for (int pass = 0; pass < 64; pass++) {
+            boolean moved = false;
             for (int t = 0; t < topics; t++) {
-                int[] ms = topicMembers[t];
-                int[] ks = topicSlots[t];
-                if (ms.length < 2) {
-                    continue;
+                moved |= levelTopic(t, true);
+            }
+            if (!moved) {
+                break;
+            }
+        }
+        for (int pass = 0; pass < 64; pass++) {
+            boolean moved = false;
+            for (int t = 0; t < topics; t++) {
+                moved |= levelTopic(t, false);
+            }
+            if (pairs != null) {
+                moved |= swapPairs(pairs);
+            }
+            if (!moved) {
+                return;
+            }
+        }
+    }
+
+    /** @param strict only moves to a subscriber holding fewer of the topic (loads first) */
+    private boolean levelTopic(int t, boolean strict) {
+        int[] ms = topicMembers[t];
+        int[] ks = topicSlots[t];
+        if (ms.length < 2) {
+            return false;
+        }
+        boolean moved = false;
+        while (true) {
+            int lo = -1;
+            int hi = -1;
+            for (int i = 0; i < ms.length; i++) {
+                int m = ms[i];
+                int v = x[m][ks[i]];
+                if (lo < 0 || load[m] < load[ms[lo]]
+                        || load[m] == load[ms[lo]] && v < x[ms[lo]][ks[lo]]) {
+                    lo = i;
                 }
-                while (true) {
-                    int lo = -1;
-                    int hi = -1;
-                    for (int i = 0; i < ms.length; i++) {
-                        int m = ms[i];
-                        int v = x[m][ks[i]];
-                        if (lo < 0 || load[m] < load[ms[lo]]
-                                || load[m] == load[ms[lo]] && v < x[ms[lo]][ks[lo]]) {
-                            lo = i;
-                        }
-                        if (v > 0 && (hi < 0 || load[m] > load[ms[hi]]
-                                || load[m] == load[ms[hi]] && v > x[ms[hi]][ks[hi]])) {
-                            hi = i;
-                        }
-                    }
-                    if (hi < 0 || load[ms[hi]] - load[ms[lo]] < 2) {
-                        break;
-                    }
-                    x[ms[hi]][ks[hi]]--;
-                    load[ms[hi]]--;
-                    x[ms[lo]][ks[lo]]++;
-                    load[ms[lo]]++;
-                    moved = true;
+                if (v > 0 && (hi < 0 || load[m] > load[ms[hi]]
+                        || load[m] == load[ms[hi]] && v > x[ms[hi]][ks[hi]])) {
+                    hi = i;
                 }
-                // then even shares: one load down by one, one up, the sum of squares stays
-                if (ms.length <= 256) {
-                    while (true) {
-                        int from = -1;
-                        int to = -1;
-                        int best = 1;
-                        for (int i = 0; i < ms.length; i++) {
-                            int a = ms[i];
-                            int xa = x[a][ks[i]];
-                            if (xa < 2) {
-                                continue;
-                            }
-                            for (int j = 0; j < ms.length; j++) {
-                                int b = ms[j];
-                                if (load[a] == load[b] + 1 && xa - x[b][ks[j]] > best) {
-                                    best = xa - x[b][ks[j]];
-                                    from = i;
-                                    to = j;
-                                }
-                            }
-                        }
-                        if (from < 0) {
-                            break;
-                        }
-                        x[ms[from]][ks[from]]--;
-                        load[ms[from]]--;
-                        x[ms[to]][ks[to]]++;
-                        load[ms[to]]++;
-                        moved = true;
-                    }
+            }
+            if (hi < 0 || load[ms[hi]] - load[ms[lo]] < 2
+                    || strict && x[ms[hi]][ks[hi]] <= x[ms[lo]][ks[lo]]) {
+                break;
+            }
+            move(ms[hi], ks[hi], ms[lo], ks[lo]);
+            moved = true;
+        }
+        if (strict) {
+            return moved;
+        }
+        // every holder is now within one of the least loaded subscriber (load q): one at
+        // q + 1 hands a partition to one at q when their shares differ by two or more
+        while (true) {
+            int q = Integer.MAX_VALUE;
+            for (int m : ms) {
+                q = Math.min(q, load[m]);
+            }
+            int from = -1;
+            int to = -1;
+            for (int i = 0; i < ms.length; i++) {
+                int m = ms[i];
+                int v = x[m][ks[i]];
+                if (load[m] == q + 1 && v >= 2 && (from < 0 || v > x[ms[from]][ks[from]])) {
+                    from = i;
+                } else if (load[m] == q && (to < 0 || v < x[ms[to]][ks[to]])) {
+                    to = i;
+                }
+            }
+            if (from < 0 || to < 0 || x[ms[from]][ks[from]] - x[ms[to]][ks[to]] < 2) {
+                return moved;
+            }
+            move(ms[from], ks[from], ms[to], ks[to]);
+            moved = true;
+        }
+    }
+
+    private void move(int from, int fromSlot, int to, int toSlot) {
+        x[from][fromSlot]--;
+        load[from]--;
+        x[to][toSlot]++;
+        load[to]++;
+    }
+
+    /** Pair lists are kept only while this small (members with many topics: too many pairs). */
+    private static final int MAX_PAIRS = 1 << 18;
+
+    /**
+     * For every two topics t < u, the members subscribed to both, as (member, slot of t,
+     * slot of u) triples grouped by pair: {@code [offsets over pairs..., triples...]}; null
+     * when there are more than {@link #MAX_PAIRS} of them.
+     */
+    private int[] pairLists() {
+        long total = 0;
+        for (int m = 0; m < members; m++) {
+            total += (long) subs[m].length * (subs[m].length - 1) / 2;
+        }
+        if (total > MAX_PAIRS || (long) topics * topics > MAX_PAIRS) {
+            return null;
+        }
+        int tt = topics * topics;
+        int[] out = new int[tt + 1 + 3 * (int) total];
+        for (int m = 0; m < members; m++) {
+            int[] s = subs[m];
+            for (int j = 0; j < s.length; j++) {
+                for (int k = j + 1; k < s.length; k++) {
+                    out[s[j] * topics + s[k] + 1]++;
                 }
             }
         }
+        for (int p = 0; p < tt; p++) {
+            out[p + 1] += out[p];
+        }
+        int[] fill = new int[tt];
+        for (int m = 0; m < members; m++) {
+            int[] s = subs[m];
+            for (int j = 0; j < s.length; j++) {
+                for (int k = j + 1; k < s.length; k++) {
+                    int p = s[j] * topics + s[k];
+                    int at = tt + 1 + 3 * (out[p] + fill[p]++);
+                    out[at] = m;
+                    out[at + 1] = j;
+                    out[at + 2] = k;
+                }
+            }
+        }
+        return out;
+    }
+
+    /**
+     * Between two topics t and u: the member with the most of t against u gives up one of t
+     * for one of u, the one with the most of u against t the reverse, while that lowers the
+     * sum of squared shares (their differences x_t - x_u are three or more apart).
+     */
+    private boolean swapPairs(int[] pairs) {
+        int tt = topics * topics;
+        boolean moved = false;
+        for (int p = 0; p < tt; p++) {
+            int lo = tt + 1 + 3 * pairs[p];
+            int hi = tt + 1 + 3 * pairs[p + 1];
+            if (hi - lo < 6) {
+                continue;
+            }
+            while (true) {
+                int a = -1; // gives up t: most x_t - x_u, holds some t
+                int b = -1; // gives up u: least x_t - x_u, holds some u
+                int da = 0;
+                int db = 0;
+                for (int e = lo; e < hi; e += 3) {
+                    int[] xm = x[pairs[e]];
+                    int xt = xm[pairs[e + 1]];
+                    int xu = xm[pairs[e + 2]];
+                    int d = xt - xu;
+                    if (xt > 0 && (a < 0 || d > da)) {
+                        a = e;
+                        da = d;
+                    }
+                    if (xu > 0 && (b < 0 || d < db)) {
+                        b = e;
+                        db = d;
+                    }
+                }
+                if (a < 0 || b < 0 || da - db < 3) {
+                    break;
+                }
+                int[] xa = x[pairs[a]];
+                xa[pairs[a + 1]]--;
+                xa[pairs[a + 2]]++;
+                int[] xb = x[pairs[b]];
+                xb[pairs[b + 2]]--;
+                xb[pairs[b + 1]]++;
+                moved = true;
+            }
+        }
+        return moved;
     }
 
     /** Whether position i of topic t's subscribers should get the next unit before j. */
@@ -448,34 +597,44 @@ final class WarmShares {
             }
         }
         collectActive();
+        requeueAll = true;
     }
 
     /**
      * The arcs after a cycle changed the counts of {@code changed} members: only arcs between
-     * their topics (and the load node) can differ, each recomputed over the members it may
-     * use, in canonical order as {@link #buildArcs} does, so the arcs are the same as a full
-     * rebuild's; a full rebuild when that is cheaper (members with many topics).
+     * their topics (and the load node) can differ. An arc one of them held is recomputed over
+     * every member it may use; on any other the holder's cost is unchanged, so only the
+     * changed members can take it over (ties: the first in canonical order, as
+     * {@link #buildArcs} picks). So the arcs are the same as a full rebuild's; a full rebuild
+     * when that is cheaper.
      */
     private void updateArcs(int[] changed, int count) {
         if (++dirtyStamp == Integer.MAX_VALUE) {
             Arrays.fill(dirtyMark, 0);
+            Arrays.fill(memberMark, 0);
             dirtyStamp = 1;
+        }
+        int stamp = dirtyStamp;
+        for (int i = 0; i < count; i++) {
+            memberMark[changed[i]] = stamp;
         }
         int sinkNode = topics;
         int dirtyCount = 0;
         long cost = 0;
         for (int i = 0; i < count; i++) {
             int[] s = subs[changed[i]];
-            for (int j = 0; j < s.length; j++) {
+            for (int j = -1; j < s.length; j++) {
+                int from = j < 0 ? sinkNode : s[j];
                 for (int k = -1; k < s.length; k++) {
-                    int u = k < 0 ? sinkNode : s[k];
-                    int[] arcs = {s[j] * n + u, u * n + s[j]};
-                    for (int arc : arcs) {
-                        if (arc / n != arc % n && dirtyMark[arc] != dirtyStamp) {
-                            dirtyMark[arc] = dirtyStamp;
-                            dirty[dirtyCount++] = arc;
-                            cost += topicMembers[arc % n == sinkNode ? arc / n : arc % n].length;
-                        }
+                    int arc = from * n + (k < 0 ? sinkNode : s[k]);
+                    if (j == k || dirtyMark[arc] == stamp) {
+                        continue;
+                    }
+                    dirtyMark[arc] = stamp;
+                    int holder = arcMember[arc];
+                    if (holder >= 0 && memberMark[holder] == stamp) {
+                        dirty[dirtyCount++] = arc;
+                        cost += arcCost(arc);
                     }
                 }
             }
@@ -484,15 +643,80 @@ final class WarmShares {
                 return;
             }
         }
+        boolean flipped = false;
         for (int d = 0; d < dirtyCount; d++) {
             recomputeArc(dirty[d]);
+            touched(dirty[d]);
+            flipped |= arcMember[dirty[d]] < 0;
+            dirtyMark[dirty[d]] = -stamp; // done: the changed members were among those scanned
         }
-        collectActive();
+        for (int i = 0; i < count; i++) {
+            int m = changed[i];
+            if (memberMark[m] != stamp) {
+                continue; // listed twice
+            }
+            memberMark[m] = -stamp;
+            int[] s = subs[m];
+            int[] xs = x[m];
+            int[] os = own[m];
+            for (int j = -1; j < s.length; j++) {
+                int from = j < 0 ? sinkNode : s[j];
+                for (int k = -1; k < s.length; k++) {
+                    if (j == k || k >= 0 && xs[k] == 0) {
+                        continue;
+                    }
+                    int arc = from * n + (k < 0 ? sinkNode : s[k]);
+                    if (dirtyMark[arc] != stamp) {
+                        continue; // recomputed above
+                    }
+                    long a = j < 0 ? -(2L * load[m] - 1) : k < 0 ? 2L * load[m] + 1 : 0;
+                    long b = (j < 0 ? 0 : 2L * xs[j] + 1) - (k < 0 ? 0 : 2L * xs[k] - 1);
+                    long c = (j >= 0 && xs[j] < os[j] ? -1 : 0) + (k >= 0 && xs[k] - 1 < os[k] ? 1 : 0);
+                    int holder = arcMember[arc];
+                    if (holder < 0) {
+                        flipped = true;
+                    } else {
+                        int cmp = compare(a, b, c, arcA[arc], arcB[arc], arcC[arc]);
+                        if (cmp > 0 || cmp == 0 && holder < m) {
+                            continue;
+                        }
+                    }
+                    arcA[arc] = a;
+                    arcB[arc] = b;
+                    arcC[arc] = c;
+                    arcMember[arc] = m;
+                    arcUp[arc] = j;
+                    arcDown[arc] = k;
+                    touched(arc);
+                }
+            }
+        }
+        if (flipped) { // the active arcs stay in arc order, as a rebuild lists them
+            collectActive();
+        }
+    }
+
+    /** What recomputing one arc costs: the members it may use. */
+    private long arcCost(int arc) {
+        int from = arc / n;
+        int to = arc % n;
+        if (to == topics) {
+            return topicMembers[from].length;
+        }
+        if (from == topics) {
+            return topicMembers[to].length;
+        }
+        if (pairs != null) {
+            int p = Math.min(from, to) * topics + Math.max(from, to);
+            return pairs[p + 1] - pairs[p];
+        }
+        return 4L * topicMembers[to].length; // each with a binary search
     }
 
     private void collectActive() {
         activeCount = 0;
         for (int u = 0, a = 0; u < n; u++) {
+            outStart[u] = activeCount;
             for (int v = 0; v < n; v++, a++) {
                 if (arcMember[a] >= 0) {
                     activeFrom[activeCount] = u;
@@ -501,6 +725,7 @@ final class WarmShares {
                 }
             }
         }
+        outStart[n] = activeCount;
     }
 
     /** One arc from scratch: the same candidates, in the same order, as {@link #buildArcs}. */
@@ -518,6 +743,25 @@ final class WarmShares {
                 int j = ks[i];
                 int xj = x[m][j];
                 consider(arc, 2L * load[m] + 1, 2L * xj + 1, xj < own[m][j] ? -1 : 0, m, j, -1);
+            }
+            return;
+        }
+        if (from != sinkNode && pairs != null) {
+            // the members subscribed to both, in canonical order
+            int p = Math.min(from, to) * topics + Math.max(from, to);
+            boolean fromFirst = from < to;
+            int tt = topics * topics;
+            for (int e = tt + 1 + 3 * pairs[p], end = tt + 1 + 3 * pairs[p + 1]; e < end; e += 3) {
+                int m = pairs[e];
+                int j = pairs[fromFirst ? e + 1 : e + 2];
+                int k = pairs[fromFirst ? e + 2 : e + 1];
+                int xk = x[m][k];
+                if (xk == 0) {
+                    continue;
+                }
+                int xj = x[m][j];
+                consider(arc, 0, 2L * xj + 1 - (2L * xk - 1),
+                        (xj < own[m][j] ? -1 : 0) + (xk - 1 < own[m][k] ? 1 : 0), m, j, k);
             }
             return;
         }
@@ -573,14 +817,129 @@ final class WarmShares {
      * arcs has negative cost. Fills {@code cycle} with its arcs; returns their number, 0 if none.
      */
     private int negativeCycle(int[] cycle) {
-        long[] da = new long[n];
-        long[] db = new long[n];
-        long[] dc = new long[n];
-        int[] pred = new int[n];
-        Arrays.fill(pred, -1);
-        int[] mark = new int[n];
+        int len = queuedCycle(cycle);
+        if (len >= 0) {
+            return len;
+        }
+        // did not settle within its budget: Bellman-Ford from zero
+        Arrays.fill(da, 0);
+        Arrays.fill(db, 0);
+        Arrays.fill(dc, 0);
+        len = negativeCycle(cycle, n);
+        if (len < 0) {
+            throw new IllegalStateException("Bellman-Ford did not settle");
+        }
+        requeueAll = true;
+        return len;
+    }
+
+    /** An arc's cost or holder changed: its tail is looked at again, a predecessor it was is dropped. */
+    private void touched(int arc) {
+        enqueue(arc / n);
+        if (pred[arc % n] == arc) {
+            pred[arc % n] = -1;
+        }
+    }
+
+    private void enqueue(int u) {
+        if (!queued[u]) {
+            queued[u] = true;
+            queue[(queueHead + queueSize++) % n] = u;
+        }
+    }
+
+    /**
+     * Bellman-Ford with a queue, resumed where the last search stopped: the labels, the
+     * predecessors and the queue are kept (every arc whose head's label could still drop has
+     * its tail queued), and {@link #touched} requeues what a cancelled cycle changed. So after
+     * a cycle the search only relaxes around the members it changed. A cycle among the
+     * predecessors is negative (each was set with the arc's current cost, and dropped when that
+     * changed); an empty queue means every arc is satisfied: no negative cycle. Returns the
+     * cycle's length, 0 if none, -1 past the budget.
+     */
+    private int queuedCycle(int[] cycle) {
+        if (requeueAll) {
+            requeueAll = false;
+            Arrays.fill(pred, -1);
+            for (int u = 0; u < n; u++) {
+                enqueue(u);
+            }
+        }
+        long budget = 4L * n * (activeCount + n);
+        int check = Math.max(1, n / 8);
+        int pops = 0;
+        while (queueSize > 0) {
+            int u = queue[queueHead];
+            queueHead = (queueHead + 1) % n;
+            queueSize--;
+            queued[u] = false;
+            long au = da[u];
+            long bu = db[u];
+            long cu = dc[u];
+            for (int i = outStart[u], end = outStart[u + 1]; i < end; i++) {
+                int arc = active[i];
+                int v = activeTo[i];
+                long a = au + arcA[arc];
+                long b = bu + arcB[arc];
+                long c = cu + arcC[arc];
+                if (compare(a, b, c, da[v], db[v], dc[v]) < 0) {
+                    da[v] = a;
+                    db[v] = b;
+                    dc[v] = c;
+                    pred[v] = arc;
+                    enqueue(v);
+                }
+            }
+            budget -= outStart[u + 1] - outStart[u] + 1;
+            if (++pops % check == 0 || budget < 0) {
+                int len = predecessorCycle(cycle);
+                if (len > 0) {
+                    return len;
+                }
+                if (budget < 0) {
+                    return -1;
+                }
+            }
+        }
+        return 0;
+    }
+
+    /** A cycle among the predecessors: its arcs into {@code cycle}, their number; 0 if none. */
+    private int predecessorCycle(int[] cycle) {
+        int[] mark = this.mark;
+        Arrays.fill(mark, 0);
         int stamp = 0;
-        for (int pass = 0; pass < n; pass++) {
+        for (int s = 0; s < n; s++) {
+            stamp++;
+            int v = s;
+            while (v >= 0 && mark[v] != stamp && mark[v] >= 0) {
+                mark[v] = stamp;
+                v = pred[v] < 0 ? -1 : pred[v] / n;
+            }
+            if (v >= 0 && mark[v] == stamp) {
+                return collect(v, pred, cycle);
+            }
+            int w = s;
+            while (w >= 0 && mark[w] == stamp) {
+                mark[w] = -stamp;
+                w = pred[w] < 0 ? -1 : pred[w] / n;
+            }
+        }
+        return 0;
+    }
+
+    /**
+     * Bellman-Ford from the labels the last search left (any labels will do: relaxing
+     * settles exactly when no cycle is negative, and a cycle among predecessors set in this
+     * search is negative); after a cycle is cancelled they are mostly still right, so the
+     * next search takes few passes. -1 if still changing after {@code passes} passes.
+     */
+    private int negativeCycle(int[] cycle, int passes) {
+        Arrays.fill(pred, -1);
+        int[] mark = this.mark;
+        Arrays.fill(mark, 0);
+        int stamp = 0;
+        for (int pass = 0; pass < passes; pass++) {
             boolean changed = false;
             for (int i = 0; i < activeCount; i++) {
                 int arc = active[i];
@@ -622,7 +981,7 @@ final class WarmShares {
             Arrays.fill(mark, 0);
             stamp = 0;
         }
-        throw new IllegalStateException("Bellman-Ford did not settle");
+        return -1;
     }
 
     private int collect(int start, int[] pred, int[] cycle) {

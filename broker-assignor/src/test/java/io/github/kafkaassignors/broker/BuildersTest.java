@@ -262,6 +262,52 @@ class BuildersTest {
         }
     }
 
+    /** Larger fresh groups with unequal subscriptions, where the warm start leaves hundreds
+     *  of cycles (members of 1 to 5 of up to 50 uneven topics) or none (each member on about
+     *  half of the topics: too many topic pairs to list), and the same groups after members
+     *  leave: {@link WarmShares} still reaches the objectives of {@link ShareFlow}. */
+    @Test
+    void testWarmStartOnLargerUnequalGroups() {
+        Random random = new Random(4141);
+        for (int round = 0; round < 24; round++) {
+            boolean halves = round % 4 == 3;
+            int topics = halves ? 40 : 10 + random.nextInt(41);
+            int members = halves ? 800 : 50 + random.nextInt(300);
+            int[] counts = new int[topics];
+            for (int t = 0; t < topics; t++) {
+                counts[t] = halves ? 100 : 10 + random.nextInt(200);
+            }
+            int[][] subs = new int[members][];
+            for (int m = 0; m < members; m++) {
+                final int mm = m;
+                if (halves) {
+                    subs[m] = java.util.stream.IntStream.range(0, topics)
+                            .filter(t -> t == mm % topics || random.nextBoolean()).toArray();
+                } else {
+                    subs[m] = random.ints(1 + random.nextInt(5), 0, topics).distinct().sorted().toArray();
+                }
+            }
+            List<List<int[]>> none = new ArrayList<>();
+            for (int m = 0; m < members; m++) {
+                none.add(new ArrayList<>(java.util.Collections.nCopies(topics, (int[]) null)));
+            }
+            Problem fresh = Problem.resolve(counts, subs, arrays(none));
+            int[][][] first = new HeterogeneousAssignmentBuilder(fresh).build();
+            assertEquals(Arrays.toString(objectives(fresh, new HeterogeneousAssignmentBuilder(fresh, false).build())),
+                    Arrays.toString(objectives(fresh, first)), "round " + round + " fresh");
+            int left = members - 1 - random.nextInt(3);
+            List<List<int[]>> claims = new ArrayList<>();
+            for (int m = members - left; m < members; m++) {
+                claims.add(new ArrayList<>(Arrays.asList(first[m])));
+            }
+            int[][] subsAfter = Arrays.copyOfRange(subs, members - left, members);
+            Problem problem = Problem.resolve(counts, subsAfter, arrays(claims));
+            long[] warm = objectives(problem, new HeterogeneousAssignmentBuilder(problem).build());
+            long[] full = objectives(problem, new HeterogeneousAssignmentBuilder(problem, false).build());
+            assertEquals(Arrays.toString(full), Arrays.toString(warm), "round " + round);
+        }
+    }
+
     /** Member -> topic -> claims as {@link Problem#resolve} takes them. */
     private static int[][][] arrays(List<List<int[]>> claims) {
         int[][][] out = new int[claims.size()][][];
