@@ -24,6 +24,7 @@ from ..core.model import (
     MemberSpec,
     TopicPartition,
     TopicSpec,
+    member_spec,
 )
 from ..core.names import some_ids
 from ..core.validate import validate_assignment
@@ -335,9 +336,8 @@ class Leader:
                     w.instance_id,
                     w.member_id,
                 )
-            # (positional: one per member, and keywords cost more)
             members.append(
-                MemberSpec(w.member_id, topic_set, owned, generation, w.instance_id, rack, fields)
+                member_spec(w.member_id, topic_set, owned, generation, w.instance_id, rack, fields)
             )
         for problem, ids in odd.items():
             log.warning("%s: %d member(s) %s: %s", self.strategy_name, len(ids), problem,
