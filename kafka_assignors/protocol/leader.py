@@ -261,6 +261,8 @@ class Leader:
         # around another owned value makes the same text (checked in bytes, not made)
         last_before: bytes | None = None
         last_after = b""
+        # (and the shapes of user data shown to be that, see same_but_owned)
+        shapes: set[bytes] = set()
         for w in wire_members:
             raw = w.user_data
             prepared = False
@@ -268,12 +270,14 @@ class Leader:
                 fields = None if last_fields is None else dict(last_fields)
             elif w.version in _DATED_OWNERSHIP and (
                 (raw.__class__ is bytes and raw == last_dated_raw)
-                or (last_before is not None and same_but_owned(raw, last_before, last_after))
+                or (last_before is not None
+                    and same_but_owned(raw, last_before, last_after, shapes))
                 or (split := split_owned(raw)) is not None
             ):
                 if split is not None:  # (read just now; else the same text as the last one)
                     text, last_before, last_after = split
                     split = None
+                    shapes = set()
                     last_dated_raw = raw
                     if text != last_text:
                         last_text = text
