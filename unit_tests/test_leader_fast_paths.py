@@ -4,15 +4,19 @@ the lazily computed report figures, the wire conversion both ways."""
 from __future__ import annotations
 
 import json
+from dataclasses import FrozenInstanceError, fields
 from types import SimpleNamespace
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kafka_assignors import CooperativeBalancedStickyAssignor
-from kafka_assignors.core.balanced_sticky import balanced_sticky
+from kafka_assignors.core import validate
+from kafka_assignors.core.balanced_sticky import _linked_parts, _parts, balanced_sticky
 from kafka_assignors.core.metrics import count_spread, moved_partitions, topic_spread
-from kafka_assignors.core.model import TopicSpec
+from kafka_assignors.core.model import GroupSpec, MemberSpec, TopicSpec, member_spec
+from kafka_assignors.core.validate import InvalidAssignmentError, validate_assignment
 from kafka_assignors.kafka_python import assignor as kp
 from kafka_assignors.protocol.leader import Leader, WireMember
 from kafka_assignors.protocol.user_data import MAGIC, decode_user_data, encode_user_data
@@ -133,3 +137,96 @@ def test_a_leave_keeps_every_stayer_whole() -> None:
         assert before <= set(second[m.member_id].partitions())
     report = assignors[0].last_report
     assert report.pending_second_round == 0 and report.moved == 0
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(max_size=3), st.frozensets(st.sampled_from("abc")),
+       st.dictionaries(st.sampled_from("abc"), st.lists(st.integers(0, 5), max_size=2)),
+       st.integers(-1, 5), st.none() | st.text(max_size=2), st.none() | st.text(max_size=2),
+       st.dictionaries(st.text(max_size=2), st.integers()))
+def test_member_spec_builds_the_dataclass(member_id, topics, owned, generation, instance_id,  # type: ignore[no-untyped-def]
+                                         rack, user_data) -> None:
+    """The leader's quick constructor makes the very MemberSpec the dataclass makes, frozen."""
+    args = (member_id, topics, owned, generation, instance_id, rack, user_data)
+    quick, plain = member_spec(*args), MemberSpec(*args)
+    assert quick == plain and repr(quick) == repr(plain) and type(quick) is MemberSpec
+    assert all(getattr(quick, f.name) is getattr(plain, f.name) for f in fields(MemberSpec))
+    with pytest.raises(FrozenInstanceError):
+        quick.generation = 7  # type: ignore[misc]
+
+
+subscriptions = st.lists(st.frozensets(st.sampled_from("abcde"), max_size=3), max_size=6)
+
+
+@settings(max_examples=300, deadline=None)
+@given(subscriptions, st.integers(0, 5), st.booleans())
+def test_parts_of_one_subscription_as_linked(subs, copies, shared) -> None:  # type: ignore[no-untyped-def]
+    """Members that all share one subscription (one set, or equal sets) make the parts
+    the general linking makes; so do any others."""
+    one = subs[0] if subs else frozenset()
+    alike = [one if shared else frozenset(one) for _ in range(copies)]
+    for case in (subs, alike):
+        assert _parts(case) == _linked_parts(case)
+
+
+def _validate_member_by_member(group, assignment) -> None:  # type: ignore[no-untyped-def]
+    """validate_assignment's earlier gathering (a get and a test per entry), as reference."""
+    topics_of = {m.member_id: m.topics for m in group.members}
+    unknown = sorted(assignment.keys() - topics_of.keys())
+    if unknown:
+        raise InvalidAssignmentError(f"assignment names members not in the group: {unknown[:5]}")
+    per_topic: dict[str, list[int]] = {}
+    for member_id, by_topic in assignment.items():
+        topics = topics_of[member_id]
+        if not by_topic.keys() <= topics:
+            validate._check_subscribed(member_id, topics, by_topic)
+        for topic, partitions in by_topic.items():
+            got = per_topic.get(topic)
+            if got is None:
+                per_topic[topic] = list(partitions)
+            else:
+                got.extend(partitions)
+    for topic, got in per_topic.items():
+        n = group.partition_count(topic)
+        if got and (min(got) < 0 or max(got) >= n):
+            raise InvalidAssignmentError(f"a partition of {topic} outside 0..{n - 1} was assigned")
+    for topic in group.subscribed_topics():
+        n = group.partition_count(topic)
+        got = per_topic.get(topic, [])
+        distinct = len(set(got))
+        if distinct != n:
+            raise InvalidAssignmentError(
+                f"{n - distinct} partition(s) of {topic} were not assigned to any member")
+        if len(got) != n:
+            raise InvalidAssignmentError(
+                f"{len(got) - n} partition(s) of {topic} were assigned twice")
+
+
+def _outcome(check, group, assignment) -> str | None:  # type: ignore[no-untyped-def]
+    try:
+        check(group, assignment)
+    except InvalidAssignmentError as error:
+        return str(error)
+    return None
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.data())
+def test_validation_judges_as_member_by_member(data) -> None:  # type: ignore[no-untyped-def]
+    """Valid assignments (a fair deal, then some edited: partitions dropped, doubled, out of
+    range, on unsubscribed or unknown topics, unknown members) pass or fail with the
+    message the earlier member-by-member gathering gave."""
+    counts = {"a": 3, "b": 2, "c": 0}
+    members = [MemberSpec(f"m{i}", data.draw(st.frozensets(st.sampled_from("abcd"), min_size=1)))
+               for i in range(data.draw(st.integers(1, 4)))]
+    group = GroupSpec.build(members, counts)
+    assignment = balanced_sticky(group)
+    for _ in range(data.draw(st.integers(0, 3))):
+        member = data.draw(st.sampled_from([*assignment, "stranger"]))
+        topic = data.draw(st.sampled_from("abcd"))
+        assignment.setdefault(member, {}).setdefault(topic, []).append(
+            data.draw(st.integers(-1, 3)))
+        if data.draw(st.booleans()) and assignment[member][topic]:
+            assignment[member][topic].pop(0)
+    assert (_outcome(validate_assignment, group, assignment)
+            == _outcome(_validate_member_by_member, group, assignment))

@@ -42,6 +42,7 @@ def canonical_members(group: GroupSpec) -> list[MemberSpec]:
 
 
 _member_id = attrgetter("member_id")
+_topics = attrgetter("topics")
 
 
 def usable_topics(group: GroupSpec, member: MemberSpec) -> frozenset[str]:
@@ -60,14 +61,13 @@ def balanced_sticky(
     balances every topic over its subscribers.
     """
     members = canonical_members(group)
-    # members usually share a handful of distinct subscriptions: work each out once
-    usable: dict[frozenset[str], frozenset[str]] = {}
-    subs = []
-    for m in members:
-        u = usable.get(m.topics)
-        if u is None:
-            u = usable[m.topics] = usable_topics(group, m)
-        subs.append(u)
+    # members usually share a handful of distinct subscriptions: work each out once (and
+    # look each member's up in C)
+    usable = {
+        topics: frozenset(t for t in topics if group.partition_count(t) > 0)
+        for topics in dict.fromkeys(map(_topics, members))
+    }
+    subs = list(map(usable.__getitem__, map(_topics, members)))
     counts = {t: spec.partitions for t, spec in group.topics.items()}
     claims = resolve_claims(members, subs, counts)
 
@@ -169,6 +169,14 @@ def _total_only_moves(
 
 def _parts(subs: Sequence[frozenset[str]]) -> list[tuple[list[int], list[str]]]:
     """Connected parts of the member-topic graph (members with no topics are left out)."""
+    if subs and subs.count(subs[0]) == len(subs):
+        # one subscription (the usual case; compared by identity first): one part, or none
+        return [(list(range(len(subs))), sorted(subs[0]))] if subs[0] else []
+    return _linked_parts(subs)
+
+
+def _linked_parts(subs: Sequence[frozenset[str]]) -> list[tuple[list[int], list[str]]]:
+    """:func:`_parts` of any subscriptions: topics linked by the members that share them."""
     parent: dict[str, str] = {}
 
     def find(t: str) -> str:

@@ -69,9 +69,10 @@ def withhold_held(
         return withhold_moving(target, _holders_by_partition(holding))
     out: Assignment = {}
     empty: Mapping[str, Sequence[int]] = {}
+    nothing = (0, empty)
     changing = []
     for member, by_topic in target.items():
-        held = holding.get(member, (0, empty))[1]
+        held = holding.get(member, nothing)[1]
         # (a settled member's target may be the very dict it reported: no need to compare)
         if by_topic is held or by_topic == held:
             # the usual case: it keeps exactly what it holds (compared in C); sent as the

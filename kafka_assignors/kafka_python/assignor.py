@@ -313,9 +313,9 @@ def _wire_member(member: Any, topics: list[str] | None = None) -> WireMember:
     items = getattr(md, "owned_partitions", None) or ()
     if not isinstance(items, (list, tuple)):
         items = list(items)
-    try:  # decoded entries (kafka-python 3), read in one pass (in C; zip reuses its pair)
-        owned: dict[str, list[int]] = dict(
-            zip(map(_topic, items), map(_partitions, items), strict=True))
+    try:  # decoded entries (kafka-python 3): a comprehension reads their two slots faster
+        # than attrgetters do (those look each name up again per entry)
+        owned: dict[str, list[int]] = {i.topic: i.partitions for i in items}
         pairs = None
     except AttributeError:  # (topic, partitions) pairs, or a mix
         pairs = [(i.topic, i.partitions) if hasattr(i, "topic") else i for i in items]
@@ -338,8 +338,6 @@ def _wire_member(member: Any, topics: list[str] | None = None) -> WireMember:
     )
 
 
-_topic = operator.attrgetter("topic")
-_partitions = operator.attrgetter("partitions")
 
 
 def _user_data_rack(member: WireMember) -> bool:

@@ -14,6 +14,9 @@ import logging
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import repeat
+from operator import attrgetter, is_not
+from typing import cast
 
 from ..core.cooperative import Holding, withhold_held
 from ..core.metrics import count_spread, moved_partitions, topic_spread
@@ -24,6 +27,7 @@ from ..core.model import (
     MemberSpec,
     TopicPartition,
     TopicSpec,
+    member_spec,
 )
 from ..core.names import some_ids
 from ..core.validate import validate_assignment
@@ -149,6 +153,9 @@ class LeaderReport:
 
 def normalize(result: AssignmentResult) -> Assignment:
     """Accept either assignment form a strategy may return."""
+    if set(map(type, result.values())) <= _DICT_TYPE:
+        # the usual case: every value already canonical (checked in C)
+        return cast(Assignment, dict(result))
     out: Assignment = {}
     for member, value in result.items():
         if isinstance(value, dict):
@@ -191,8 +198,9 @@ class Leader:
         group = GroupSpec(tuple(members), topics, weights)
 
         target = normalize(strategy(group))
-        for m in members:
-            target.setdefault(m.member_id, {})
+        if not all(map(target.__contains__, map(_member_id, members))):  # (checked in C)
+            for m in members:
+                target.setdefault(m.member_id, {})
         validate_assignment(group, target, broadcast=broadcast)
 
         pending = 0
@@ -201,9 +209,10 @@ class Leader:
             # (a broadcast never takes a partition away, so there is nothing to wait for:
             # withholding would leave it unassigned, as no member revokes and rejoins)
             sent, pending = withhold_held(target, holding)
-        for m in members:
-            if m.instance_id is not None:
-                self._static_memory[m.instance_id] = sent[m.member_id]
+        if any(map(is_not, map(_instance_id, members), repeat(None))):  # (checked in C)
+            for m in members:
+                if m.instance_id is not None:
+                    self._static_memory[m.instance_id] = sent[m.member_id]
 
         report = LeaderReport(
             self.strategy_name, members, pending, time.perf_counter() - started, target, sent,
@@ -252,6 +261,8 @@ class Leader:
         # around another owned value makes the same text (checked in bytes, not made)
         last_before: bytes | None = None
         last_after = b""
+        # (and the shapes of user data shown to be that, see same_but_owned)
+        shapes: set[bytes] = set()
         for w in wire_members:
             raw = w.user_data
             prepared = False
@@ -259,12 +270,14 @@ class Leader:
                 fields = None if last_fields is None else dict(last_fields)
             elif w.version in _DATED_OWNERSHIP and (
                 (raw.__class__ is bytes and raw == last_dated_raw)
-                or (last_before is not None and same_but_owned(raw, last_before, last_after))
+                or (last_before is not None
+                    and same_but_owned(raw, last_before, last_after, shapes))
                 or (split := split_owned(raw)) is not None
             ):
                 if split is not None:  # (read just now; else the same text as the last one)
                     text, last_before, last_after = split
                     split = None
+                    shapes = set()
                     last_dated_raw = raw
                     if text != last_text:
                         last_text = text
@@ -288,35 +301,37 @@ class Leader:
             generation = w.generation
             carried = None
             rack = w.rack
-            if fields is None:
-                odd.setdefault(_UNREADABLE, []).append(w.member_id)
-                fields, owned = {}, {}
-            elif prepared:
-                # (a dated member's: its ownership is not read from its user data)
+            if fields is not None and prepared:
+                # (a dated member's (version 2 or 3): its ownership is not read from its
+                # user data, and its version needs no warning)
                 assert last_prepared is not None
                 if rack is None:
                     rack = last_prepared[1]
             else:
-                if w.version not in _DATED_OWNERSHIP:
-                    # (a dated subscription's own fields say what it owns: what its user
-                    # data carries is not read, so it is not parsed either)
-                    carried = read_ownership(fields)
-                if rack is None and isinstance(fields.get(RACK_FIELD), str):
-                    rack = str(fields[RACK_FIELD])  # a leader that read version-0 fields only
-                if not RESERVED_FIELDS.isdisjoint(fields):
-                    fields = {k: v for k, v in fields.items() if k not in RESERVED_FIELDS}
-            if carried is not None and w.version not in _DATED_OWNERSHIP:
-                # version 0 (kafka-python 2.x, aiokafka, or any member as a 2.x leader reads
-                # it) and version 1 (undated): the user data says what it owns, and since when
-                owned, generation = carried
-            elif w.version is not None and w.version not in KNOWN_SUBSCRIPTION_VERSIONS:
-                odd.setdefault(_UNKNOWN_VERSION, []).append(w.member_id)
-                owned = {}
-            elif w.version == 0:
-                odd.setdefault(_VERSION_0, []).append(w.member_id)
-                owned = {}
-            elif w.version == 1 and owned:
-                odd.setdefault(_VERSION_1, []).append(w.member_id)
+                if fields is None:
+                    odd.setdefault(_UNREADABLE, []).append(w.member_id)
+                    fields, owned = {}, {}
+                else:
+                    if w.version not in _DATED_OWNERSHIP:
+                        # (a dated subscription's own fields say what it owns: what its user
+                        # data carries is not read, so it is not parsed either)
+                        carried = read_ownership(fields)
+                    if rack is None and isinstance(fields.get(RACK_FIELD), str):
+                        rack = str(fields[RACK_FIELD])  # a leader that read version-0 fields only
+                    if not RESERVED_FIELDS.isdisjoint(fields):
+                        fields = {k: v for k, v in fields.items() if k not in RESERVED_FIELDS}
+                if carried is not None and w.version not in _DATED_OWNERSHIP:
+                    # version 0 (kafka-python 2.x, aiokafka, or any member as a 2.x leader reads
+                    # it) and version 1 (undated): the user data says what it owns, and since when
+                    owned, generation = carried
+                elif w.version is not None and w.version not in KNOWN_SUBSCRIPTION_VERSIONS:
+                    odd.setdefault(_UNKNOWN_VERSION, []).append(w.member_id)
+                    owned = {}
+                elif w.version == 0:
+                    odd.setdefault(_VERSION_0, []).append(w.member_id)
+                    owned = {}
+                elif w.version == 1 and owned:
+                    odd.setdefault(_VERSION_1, []).append(w.member_id)
             if not w.topics:
                 odd.setdefault(_NO_TOPICS, []).append(w.member_id)
             mode = fields.get("mode")
@@ -335,9 +350,8 @@ class Leader:
                     w.instance_id,
                     w.member_id,
                 )
-            # (positional: one per member, and keywords cost more)
             members.append(
-                MemberSpec(w.member_id, topic_set, owned, generation, w.instance_id, rack, fields)
+                member_spec(w.member_id, topic_set, owned, generation, w.instance_id, rack, fields)
             )
         for problem, ids in odd.items():
             log.warning("%s: %d member(s) %s: %s", self.strategy_name, len(ids), problem,
@@ -368,6 +382,11 @@ _VERSION_1 = (
     "as the oldest"
 )
 _NO_TOPICS = "subscribe to no topics; they get no partitions"
+
+
+_member_id = attrgetter("member_id")
+_instance_id = attrgetter("instance_id")
+_DICT_TYPE = {dict}
 
 
 @contextlib.contextmanager

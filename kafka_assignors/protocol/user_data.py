@@ -111,7 +111,9 @@ _ASCII_OWNED_VALUE = re.compile(
     rb"\{(?:" + _ASCII_ENTRY + rb"(?:," + _ASCII_ENTRY + rb")*+)?\}")
 
 
-def same_but_owned(raw: object, before: bytes, after: bytes) -> bool:
+def same_but_owned(
+    raw: object, before: bytes, after: bytes, shapes: set[bytes] | None = None
+) -> bool:
     """True if ``raw`` is ``before``, an owned value in our encoder's form, then ``after``,
     where :func:`split_owned` gave ``before`` and ``after`` for some user data: then
     :func:`without_owned` of ``raw`` is that user data's (checked in bytes, not decoded).
@@ -119,11 +121,34 @@ def same_but_owned(raw: object, before: bytes, after: bytes) -> bool:
     After a rebalance members send the same user data but for the partitions they own:
     each is checked here in one match, no text made.  False: not shown, use
     :func:`split_owned`.
+
+    ``shapes`` (kept by the caller for one ``before`` and ``after``, empty at first) holds
+    the shapes of user data shown so: one of the same shape is shown without the match.
+    Members that own alike (the same topics, partition numbers of the same lengths) send
+    user data of one shape.
     """
     if not isinstance(raw, bytes) or not raw.startswith(before):
         return False
+    if shapes is not None:
+        shape = raw.translate(_SHAPE)
+        if shape in shapes:
+            # (the match reads the same classes of bytes as for the one of that shape, so
+            # ends where that one's ended: the length less that of after)
+            return raw.endswith(after)
     value = _ASCII_OWNED_VALUE.match(raw, len(before))
-    return value is not None and value.end() + len(after) == len(raw) and raw.endswith(after)
+    if value is None or value.end() + len(after) != len(raw) or not raw.endswith(after):
+        return False
+    if shapes is not None and len(shapes) < _MOST_SHAPES:
+        shapes.add(shape)
+    return True
+
+
+#: A user data's shape: its bytes with the digits 2-9 made 1.  _ASCII_OWNED_VALUE tells no
+#: byte from another of its class (1-9 are one class in it), so it reads two user data of
+#: one shape alike.
+_SHAPE = bytes.maketrans(b"23456789", b"11111111")
+#: (each member owning unlike: no shape repeats, so few are kept)
+_MOST_SHAPES = 64
 
 
 def decode_user_data_text(text: str) -> dict[str, object] | None:
