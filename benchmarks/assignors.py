@@ -148,7 +148,9 @@ def _skip_reason(
     if event == "leave":
         fresh = done.get((shape.name, mode, "fresh", assignor))
         if fresh is None or fresh["status"] != "ok":
-            return "skipped: the fresh assignment it starts from did not finish"
+            # (say why: an error, a timeout and a skip read differently in the report)
+            why = "was not run" if fresh is None else fresh["status"].split(":", 1)[0]
+            return f"skipped: the fresh cell it starts from has no result ({why})"
     if assignor not in SLOW:
         return None
     earlier = [s for s in shapes if s.partitions < shape.partitions]
