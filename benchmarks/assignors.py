@@ -1,6 +1,6 @@
 """Side-by-side benchmark of our assignors and kafka-python's.
 
-    python -m benchmarks.assignors              # the full run (tens of minutes)
+    python -m benchmarks.assignors              # the full run (about 10 minutes)
     python -m benchmarks.assignors --quick      # small shapes, under a minute
     python -m benchmarks.assignors --only 10k uniform roundrobin balanced-sticky
     python -m benchmarks.assignors --report-only   # redo the tables and plot from the JSON
@@ -55,7 +55,7 @@ RESULTS = HERE / "results"
 SCRATCH = Path(tempfile.gettempdir()) / "kafka-assignors-bench"
 MARKER = "CELL-RESULT "
 
-DEFAULT_TIMEOUT = 240.0
+DEFAULT_TIMEOUT = 60.0
 QUICK_TIMEOUT = 30.0
 #: Keep repeating a cell until this much time went into timed calls (or max repeats).
 BUDGET = 8.0
