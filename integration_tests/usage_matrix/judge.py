@@ -92,6 +92,9 @@ class SideResult:
     #: members whose commit kafka-python refused after a heartbeat answered
     #: REBALANCE_IN_PROGRESS marked the coordinator dead (3.0.0 to 3.0.2, upstream.md §5)
     commit_defect: list[str] = field(default_factory=list)
+    #: members whose close() sent no LeaveGroup because a heartbeat's REBALANCE_IN_PROGRESS
+    #: had just marked the coordinator dead (the same defect, upstream.md §5)
+    leave_defect: list[str] = field(default_factory=list)
     extra: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
@@ -131,6 +134,9 @@ def side_result(strategy: str, group_id: str, events: Events, acked: set[tuple[s
             elif kind == "client-defect" and e.get("defect") == "commit":
                 if name not in result.commit_defect:
                     result.commit_defect.append(name)
+            elif kind == "client-defect" and e.get("defect") == "leave":
+                if name not in result.leave_defect:
+                    result.leave_defect.append(name)
             elif kind == "client-defect" and name not in result.client_defect:
                 result.client_defect.append(name)
     result.produced = len(acked)
@@ -263,10 +269,11 @@ COMMIT_DEFECT_EFFECTS = ("records read twice",)
 
 def split_client_defect(plain: SideResult, found: list[str]) -> tuple[list[str], list[str]]:
     """The plain one line differs from alone only in the assignor: where kafka-python's own
-    join defect hit it (a draw either side can lose), its expulsions and settle times are the
+    join defect hit it (a draw either side can lose), or a close() that sent no LeaveGroup
+    after a heartbeat marked the coordinator dead, its expulsions and settle times are the
     client's; where its refused-commit defect hit it, its re-reads are. Those are recorded as
     a note rather than judged. Everything else stays judged."""
-    effects = ((DEFECT_EFFECTS if plain.client_defect else ())
+    effects = ((DEFECT_EFFECTS if plain.client_defect or plain.leave_defect else ())
                + (COMMIT_DEFECT_EFFECTS if plain.commit_defect else ()))
     if not effects:
         return found, []
@@ -289,6 +296,9 @@ def alone_wrong(alone: SideResult, clean: bool, cooperative: bool) -> list[str]:
     if alone.commit_defect:
         out.append(f"kafka-python refused a commit of {len(alone.commit_defect)} member(s) "
                    "after marking the coordinator dead on REBALANCE_IN_PROGRESS")
+    if alone.leave_defect:
+        out.append(f"kafka-python's close sent no LeaveGroup for {len(alone.leave_defect)} "
+                   "member(s) after marking the coordinator dead on REBALANCE_IN_PROGRESS")
     if alone.lost:
         out.append(f"lost {alone.lost} records")
     if clean_run(clean, alone) and alone.duplicates:

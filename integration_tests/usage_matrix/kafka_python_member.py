@@ -96,6 +96,8 @@ class LostMembership(logging.Handler):
             emit("broker-fault", how=message[:200])
         elif "Marking the coordinator dead" in message and "RebalanceInProgress" in message:
             COMMIT_DEFECT.coordinator_marked_dead()
+        elif message.startswith("Leaving consumer group"):
+            COMMIT_DEFECT.left = True
         elif "not part of an active group" in message:
             COMMIT_DEFECT.commit_failed("refused: not part of an active group")
 
@@ -109,13 +111,26 @@ class CommitDefectWitness:
     #: a commit that failed this soon after the mark failed because of it (the lookup and
     #: the join take milliseconds)
     WITHIN_S = 10.0
+    #: a close() that sent no LeaveGroup this soon after the mark sent none because of it
+    LEAVE_WITHIN_S = 1.0
 
     def __init__(self) -> None:
         self.marked_at = -1e9
         self.said = False
+        self.left = False  # close() sent a LeaveGroup ("Leaving consumer group" logged)
 
     def coordinator_marked_dead(self) -> None:
         self.marked_at = time.monotonic()
+
+    def closed(self, dynamic: bool, started: float) -> None:
+        """The same mark's other effect: close() sends no LeaveGroup while the coordinator is
+        unknown, so a member that closes in that window is expelled only when its session
+        times out (the group's change waits for it). The window is the lookup that follows
+        the mark (milliseconds): a mark during close() or just before it."""
+        if dynamic and not self.left and self.marked_at >= started - self.LEAVE_WITHIN_S:
+            emit("client-defect", defect="leave", what="kafka-python's close sent no "
+                 "LeaveGroup: a heartbeat's REBALANCE_IN_PROGRESS had just marked the "
+                 "coordinator dead (upstream.md §5)")
 
     def commit_failed(self, why: str) -> None:
         if self.said or time.monotonic() - self.marked_at >= self.WITHIN_S:
@@ -348,7 +363,10 @@ class Member:
             self.call("commit", self.consumer.commit)  # the sync commit before close
         elif self.usage.startswith("listener-commit"):
             self.call("commit", self.consumer.commit, self.offsets(self.consumer.assignment()))
+        COMMIT_DEFECT.left = False
+        started = time.monotonic()
         self.consumer.close()
+        COMMIT_DEFECT.closed(dynamic=not self.cfg.get("static_id"), started=started)
         emit("closed")
 
     def offsets(self, which: Any) -> dict[TopicPartition, OffsetAndMetadata]:

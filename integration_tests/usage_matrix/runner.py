@@ -148,6 +148,8 @@ def judge(pair: PairResult, broker_log: str | None) -> None:
                         "REBALANCING"] if pair.plain.client_defect else [])
                 hit += ([f"it refused a commit of {', '.join(pair.plain.commit_defect)} "
                          "(coordinator marked dead)"] if pair.plain.commit_defect else [])
+                hit += ([f"its close sent no LeaveGroup for {', '.join(pair.plain.leave_defect)}"
+                         " (coordinator marked dead)"] if pair.plain.leave_defect else [])
                 pair.plain.extra["kafka-python's own defects (not judged)"] = (
                     f"{'; '.join(hit)}: {'; '.join(noted)}")
     pair.alone_wrong = alone_wrong(pair.alone, pair.cell.clean, cooperative)

@@ -165,19 +165,28 @@ def partition_counts(bootstrap: str, topics: list[str]) -> dict[str, int]:
     return counts
 
 
-def partition_leader(bootstrap: str, topic: str, partition: int) -> int:
+def _partition(bootstrap: str, topic: str, partition: int, timeout: float) -> dict[str, Any]:
+    """``topic``/``partition``'s metadata. A broker learns of a new topic from the controller
+    a moment after the one that created it: wait (bounded) for the one answering to know it."""
+    deadline = time.monotonic() + timeout
+    while True:
+        for info in _describe_topics(bootstrap, [topic]):
+            for p in info.get("partitions") or []:
+                if int(p["partition_index"]) == partition:
+                    return dict(p)
+        if time.monotonic() >= deadline:
+            raise ValueError(f"{topic}-{partition} not found in metadata within {timeout:g} s")
+        time.sleep(0.1)
+
+
+def partition_leader(bootstrap: str, topic: str, partition: int, timeout: float = 10.0) -> int:
     """Node id of the current leader of ``topic``/``partition`` (-1 if none)."""
-    for info in _describe_topics(bootstrap, [topic]):
-        for p in info.get("partitions") or []:
-            if int(p["partition_index"]) == partition:
-                return int(p["leader_id"])
-    raise ValueError(f"{topic}-{partition} not found in metadata")
+    return int(_partition(bootstrap, topic, partition, timeout)["leader_id"])
 
 
-def partition_replicas(bootstrap: str, topic: str, partition: int) -> tuple[list[int], list[int]]:
+def partition_replicas(
+    bootstrap: str, topic: str, partition: int, timeout: float = 10.0
+) -> tuple[list[int], list[int]]:
     """(replica node ids, in-sync replica node ids) of ``topic``/``partition``."""
-    for info in _describe_topics(bootstrap, [topic]):
-        for p in info.get("partitions") or []:
-            if int(p["partition_index"]) == partition:
-                return [int(r) for r in p["replica_nodes"]], [int(r) for r in p["isr_nodes"]]
-    raise ValueError(f"{topic}-{partition} not found in metadata")
+    p = _partition(bootstrap, topic, partition, timeout)
+    return [int(r) for r in p["replica_nodes"]], [int(r) for r in p["isr_nodes"]]
