@@ -39,11 +39,12 @@ class VectorEquivalenceTest {
     /**
      * Cases where both sides reach the same optimum (same sum of squared loads, same sum of
      * squared per-topic shares, same moves) but break a tie differently, so that the worst
-     * per-topic spread differs (by 1, either way). Objective 2 is a sum of squares, which
-     * does not pin the worst spread down with unequal subscriptions; such cases must stay
-     * rare (at most 1 in 40) and are listed when they are not. With the committed vectors:
-     * 6 of 420 (h02-0-first 2 vs 3, h19-2-join 5 vs 4, h20-0-first 5 vs 4, h22-0-first 4 vs 3,
-     * h22-1-partitions 5 vs 4, h29-0-first 6 vs 7, Java vs Python).
+     * per-topic spread is wider here (by 1). Objective 2 is a sum of squares, which does not
+     * pin the worst spread down with unequal subscriptions; such cases must stay rare (at
+     * most 1 in 40) and are listed when they are not. A narrower worst spread than Python's
+     * is allowed (by any amount): {@link WarmShares} narrows the widest topic with cycles of
+     * zero cost, Python does not. With the committed vectors: 1 of 420 wider (h19-2-join 5
+     * vs 4, Java vs Python), 2 narrower (h02-0-first 2 vs 3, h29-0-first 6 vs 7).
      */
     private static final List<String> TIES = new ArrayList<>();
 
@@ -125,8 +126,8 @@ class VectorEquivalenceTest {
         assertEquals(expected.get("spread").asInt(), spread(result), name + ": total spread");
         int topicSpread = topicSpread(group, result);
         int want = expected.get("topic_spread").asInt();
-        if (topicSpread != want) {
-            assertEquals(1, Math.abs(topicSpread - want), name + ": worst per-topic spread");
+        if (topicSpread > want) {
+            assertEquals(want + 1, topicSpread, name + ": worst per-topic spread");
             TIES.add(name + " (" + topicSpread + " vs " + want + ")");
         }
         assertEquals(expected.get("moved").asInt(), moved(group, result, topics), name + ": moved");
