@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 from typing import Any
 
 import pytest
@@ -295,3 +296,42 @@ def test_a_commit_kafka_python_refused_on_a_dead_coordinator_is_noted_not_judged
     judged, noted = split_client_defect(plain, found)
     assert judged == ["records lost: 1 (alone 0)"]
     assert noted == ["records read twice: 1 (alone 0)"]
+
+
+def test_a_close_without_leave_group_after_the_mark_is_noted_not_judged(
+        capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same mark's other effect (upstream.md §5): a close() that sends no LeaveGroup
+    within a second of it leaves the member to its session timeout. The member script says
+    so; the plain side's expulsion and settle time are then noted, its losses stay judged.
+    A close without the mark, one that did send a LeaveGroup, or a static member's (which
+    never sends one) is not the defect."""
+    from integration_tests.usage_matrix import kafka_python_member as member
+    from integration_tests.usage_matrix.judge import side_result, split_client_defect
+
+    dead = ("Marking the coordinator dead (node coordinator-1) for group g: [Error 27] "
+            "RebalanceInProgressError.")
+    leaving = "Leaving consumer group g (member m1-1)."
+
+    def closes(messages: list[str], *, dynamic: bool = True, before_s: float = 0.0) -> list[str]:
+        monkeypatch.setattr(member, "COMMIT_DEFECT", member.CommitDefectWitness())
+        _said(member.LostMembership(), messages)
+        started = time.monotonic() + before_s  # close() began before_s after the mark
+        member.COMMIT_DEFECT.closed(dynamic=dynamic, started=started)
+        return [json.loads(line)["defect"] for line in capsys.readouterr().out.splitlines()]
+
+    assert closes([dead]) == ["leave"]
+    assert closes([]) == []
+    assert closes([dead, leaving]) == []
+    assert closes([dead], dynamic=False) == []
+    assert closes([dead], before_s=5.0) == []
+
+    said = {"event": "client-defect", "defect": "leave", "mono": 1.0}
+    plain = side_result("s", "g", {"m1": [said]}, set(), [], False, {})
+    assert plain.leave_defect == ["m1"] and plain.client_defect == []
+    alone = side(settle={"join + close": 1.0})
+    plain.settle, plain.expelled, plain.lost = {"join + close": None}, ["m1"], 1
+    plain.bounds = {"join + close": 45.0}
+    judged, noted = split_client_defect(plain, worse(plain, alone, True, 3.0))
+    assert judged == ["records lost: 1 (alone 0)"]
+    assert sorted(noted) == ["join + close: never settled within 45 s (alone 1.0 s)",
+                             "members expelled: 1 (alone 0)"]
