@@ -205,6 +205,9 @@ def manual_assign(side: Side, cell: Cell) -> None:
     time.sleep(HOLD_S)
     side.command("m1", do="stop")
     closing = _since(side, "m1", "closing", cell.bound_s)
+    # the new owner starts once the old one has closed, so after its last commit (started
+    # at "closing", m3 raced that commit for the committed offsets and could re-read a half)
+    _since(side, "m1", "closed", cell.bound_s)
     side.go("m3")
     _settle(side, "handover", closing, want, cell.bound_s)
     time.sleep(HOLD_S)
