@@ -77,10 +77,10 @@ def _tiny_site() -> str:
     config = yaml.safe_load((ROOT / "mkdocs.yml").read_text())
     hooks = [str(ROOT / h) for h in config["hooks"] if not h.endswith("gen_tables.py")]
     assert hooks, "no link hook in mkdocs.yml"
-    return yaml.safe_dump({
+    return str(yaml.safe_dump({
         "site_name": "dead links", "docs_dir": "docs", "strict": True,
         "exclude_docs": "results/\n", "hooks": hooks, "validation": config["validation"],
-        "nav": ["index.md"]})
+        "nav": ["index.md"]}))
 
 
 @pytest.mark.parametrize("target", ["results/run.md", "missing.md", "#no-such-heading"])
