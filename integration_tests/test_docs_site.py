@@ -103,7 +103,8 @@ def test_every_navigation_page_is_built(site: Path) -> None:
     for name in ("index", "getting-started", "assignors", "clients/kafka-python",
                  "clients/aiokafka", "confluent", "runtime", "migration", "broker-assignor",
                  "metrics", "cli", "commands", "pipeline", "benchmarks", "compatibility",
-                 "troubleshooting", "api", "changelog", "architecture"):
+                 "troubleshooting", "api", "changelog", "architecture", "security", "logging",
+                 "exceptions", "contributing"):
         page = site / f"{name}.html"
         assert page.is_file(), f"{name}.html was not built"
         text = _text(page)

@@ -188,8 +188,10 @@ def _broken(line: Line, target: str, pages: set[Path], tags: set[str]) -> str | 
         return None if target.rsplit("/", 1)[1] in tags else "no such tag"
     if re.match(r"[a-z]+:", target) or target.startswith("#"):
         return None  # elsewhere on the web, or an anchor mkdocs checks
-    if line.page in ("README.md", "CHANGELOG.md"):
-        return "a relative link breaks on a package index (use an https URL)"
+    if line.page in ("README.md", "CHANGELOG.md", "CONTRIBUTING.md"):
+        # shown on a package index, or inside the site (docs/changelog.md, contributing.md
+        # include them), where a relative link would resolve against another folder
+        return "a relative link here breaks where the file is shown (use an https URL)"
     file = (ROOT / line.page).parent / target.split("#")[0]
     if not file.exists() and target not in _GENERATED:
         return "no such file"
