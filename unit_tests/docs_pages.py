@@ -36,6 +36,24 @@ class Line:
         return f"{self.page}:{self.number}: {self.text.strip()[:140]}"
 
 
+def git_tags(root: Path = ROOT) -> set[str]:
+    """The repository's tags, read from its files (a unit test starts no ``git`` process):
+    ``refs/tags/`` and ``packed-refs`` of the common git directory (a worktree's ``.git`` is
+    a file naming its own directory, whose ``commondir`` leads to the shared one)."""
+    git = root / ".git"
+    if git.is_file():
+        git = (root / git.read_text().split("gitdir:", 1)[1].strip()).resolve()
+    if (git / "commondir").is_file():
+        git = (git / (git / "commondir").read_text().strip()).resolve()
+    tags = {str(p.relative_to(git / "refs" / "tags")) for p in (git / "refs" / "tags").rglob("*")
+            if p.is_file()} if (git / "refs" / "tags").is_dir() else set()
+    packed = git / "packed-refs"
+    if packed.is_file():
+        tags |= {line.split("refs/tags/", 1)[1].strip() for line in packed.read_text().splitlines()
+                 if "refs/tags/" in line and not line.startswith("^")}
+    return tags
+
+
 def nav_pages() -> list[Path]:
     """Every Markdown page the site's navigation lists, in order."""
     config = yaml.safe_load((ROOT / "mkdocs.yml").read_text())

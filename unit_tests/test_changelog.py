@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from .docs_pages import git_tags
+
 ROOT = Path(__file__).resolve().parent.parent
 CHANGELOG = (ROOT / "CHANGELOG.md").read_text()
 FRAGMENTS = ROOT / "changelog.d"
@@ -16,12 +18,6 @@ TYPES = ("added", "changed", "deprecated", "removed", "fixed")
 #: Test-run language has no place in a changelog a user reads.
 LAB_PHRASES = ("1-minute load", "load average", "fresh clone", "fresh-clone", "CI stop",
                "this session", "CI run")
-
-
-def _tags() -> set[str]:
-    proc = subprocess.run(["git", "tag", "--list"], cwd=ROOT, capture_output=True, text=True,
-                          timeout=60, check=False)
-    return set(proc.stdout.split()) if proc.returncode == 0 else set()
 
 
 def test_only_tagged_versions_are_listed_as_released() -> None:
@@ -36,7 +32,7 @@ def test_only_tagged_versions_are_listed_as_released() -> None:
     assert not unreleased or headings[0] == "## [Unreleased]", headings
     versions = [tuple(int(p) for p in v.split(".")) for v, _ in releases]
     assert versions == sorted(versions, reverse=True)
-    tags = _tags()
+    tags = git_tags()
     untagged = [v for v, _ in releases if f"v{v}" not in tags]
     assert not untagged, f"listed as released without a tag: {untagged}"
     assert "<!-- towncrier release notes start -->" in CHANGELOG
@@ -83,3 +79,20 @@ def test_towncrier_builds_the_next_section(tmp_path: Path) -> None:
     for kind in TYPES:
         assert f"### {kind.capitalize()}" in section and f"- A {kind} change." in section
     assert built.index("## [99.0.0]") < built.index("## [Unreleased]")
+
+
+def test_tags_are_read_from_a_worktree_and_packed_refs(tmp_path: Path) -> None:
+    """The tag check reads loose and packed tags through a worktree's ``.git`` file."""
+    common = tmp_path / "main" / ".git"
+    (common / "refs" / "tags").mkdir(parents=True)
+    (common / "refs" / "tags" / "v1.0.0").write_text("0" * 40 + "\n")
+    (common / "packed-refs").write_text(
+        f"# pack-refs with: peeled\n{'1' * 40} refs/tags/v0.9.0\n^{'2' * 40}\n"
+        f"{'3' * 40} refs/heads/main\n")
+    own = common / "worktrees" / "wt"
+    own.mkdir(parents=True)
+    (own / "commondir").write_text("../..\n")
+    checkout = tmp_path / "wt"
+    checkout.mkdir()
+    (checkout / ".git").write_text(f"gitdir: {own}\n")
+    assert git_tags(checkout) == {"v1.0.0", "v0.9.0"}

@@ -8,7 +8,6 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import re
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -29,6 +28,7 @@ from .docs_pages import (
     SITE,
     Line,
     all_lines,
+    git_tags,
     heading_anchors,
     nav_pages,
 )
@@ -156,12 +156,6 @@ def test_every_make_target_exists() -> None:
     assert not unknown, "\n".join(unknown)
 
 
-def _tags() -> set[str]:
-    proc = subprocess.run(["git", "tag", "--list"], cwd=ROOT, capture_output=True, text=True,
-                          timeout=60, check=False)
-    return set(proc.stdout.split())
-
-
 def _site_page(target: str) -> tuple[Path, str]:
     page, _, anchor = target.partition("#")
     return DOCS / (page[:-len(".html")] + ".md" if page.endswith(".html") else page), anchor
@@ -204,7 +198,7 @@ def _broken(line: Line, target: str, pages: set[Path], tags: set[str]) -> str | 
 def test_every_link_resolves() -> None:
     """Every link to a page of the site (and its anchor), to a file of the repository or to a
     tag resolves; a relative link never points at a file the site leaves out."""
-    pages, tags = set(nav_pages()), _tags()
+    pages, tags = set(nav_pages()), git_tags()
     found = _found(LINK)
     assert len(found) >= 50
     broken = [f"{line} -> {target}: {why}" for line, target in found
