@@ -41,7 +41,13 @@ def both_poll() -> None:
     second.poll(timeout_ms=100, max_records=1)
 
 
-poll_until(lambda: bool(first.assignment()) and bool(second.assignment()), both_poll)
+def settled() -> bool:
+    """Both members hold partitions, together all 4, none twice: the rebalance is over."""
+    mine, theirs = first.assignment(), second.assignment()
+    return bool(mine) and bool(theirs) and not mine & theirs and len(mine | theirs) == 4
+
+
+poll_until(settled, both_poll)
 hot = next(c for c in (first, second) if any(tp.partition == 0 for tp in c.assignment()))
 print("first:", sorted(tp.partition for tp in first.assignment()))
 print("second:", sorted(tp.partition for tp in second.assignment()))

@@ -35,8 +35,13 @@ def everyone_polls() -> None:
         c.poll(timeout_ms=200)
 
 
-poll_until(lambda: sum(len(c.assignment()) for c in consumers) == 4 and all(
-    c.assignment() for c in consumers), everyone_polls)
+def settled() -> bool:
+    """Both members hold partitions, together all 4, none twice: the rebalance is over."""
+    mine, theirs = (c.assignment() for c in consumers)
+    return bool(mine) and bool(theirs) and not mine & theirs and len(mine | theirs) == 4
+
+
+poll_until(settled, everyone_polls)
 for n, c in enumerate(consumers):
     print(f"member {n}:", sorted(tp.partition for tp in c.assignment()))
 hot = next(c for c in consumers if any(tp.partition == 0 for tp in c.assignment()))
