@@ -39,10 +39,15 @@ LINES = [line for line in all_lines() if line.page not in FOR_CONTRIBUTORS]
 
 
 def _lab_lines(lines: list[Line]) -> list[str]:
+    """Lines with a run log, also where its phrase runs on into the next line ("on the 2-core
+    development / machine")."""
     found = []
-    for line in lines:
-        text = _ALLOWED.sub(" ", line.text)
-        kinds = [kind for kind, pattern in LAB_PATTERNS.items() if pattern.search(text)]
+    for line, following in zip(lines, [*lines[1:], None], strict=True):
+        first = " ".join(_ALLOWED.sub(" ", line.text).split())
+        joined = first + " " + (" ".join(_ALLOWED.sub(" ", following.text).split())
+                                if following else "")
+        kinds = [kind for kind, pattern in LAB_PATTERNS.items()
+                 if any(m.start() < len(first) for m in pattern.finditer(joined))]
         if kinds:
             found.append(f"{line}  [{', '.join(kinds)}]")
     return found
@@ -72,10 +77,12 @@ def test_no_user_page_lists_the_test_files(page: str) -> None:
 @pytest.mark.parametrize("line", [
     "measured 2026-11-25 on the loaded machine", "8 at a time on 2 cores, load 22.6 at the start",
     "on this 2-core machine", "earlier runs: 41 there", "issue 22's scenario",
-    "in 2 of 8 pairs of one session's runs", "Counts differ from run to run"])
+    "in 2 of 8 pairs of one session's runs", "Counts differ from run to run",
+    "from 12 partitions on the 2-core development\n  machine (broker on the same machine)"])
 def test_the_patterns_catch_the_kinds_of_lab_line(line: str) -> None:
     """The patterns catch each kind of line a run log leaves on a page."""
-    assert _lab_lines([Line("page.md", 1, line, False)])
+    lines = [Line("page.md", n, text, False) for n, text in enumerate(line.split("\n"), 1)]
+    assert _lab_lines(lines)
 
 
 @pytest.mark.parametrize("line", [
