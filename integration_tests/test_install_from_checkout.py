@@ -25,6 +25,8 @@ from pathlib import Path
 import pytest
 
 from integration_tests.conftest import BrokerHandle
+from integration_tests.docs_examples import examples_of, for_broker
+from integration_tests.test_docs_examples import TOPICS
 from integration_tests.test_installed_wheel import README_CONSUMER
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -144,3 +146,29 @@ def test_the_one_line_gets_every_partition(installed: Installed,
     _check(proc, "the one line")
     assert proc.stdout.strip().splitlines()[-1] == "[0, 1, 2]", proc.stdout
     assert "Traceback" not in proc.stderr
+
+
+def test_the_getting_started_example_runs_as_written(installed: Installed,
+                                                     kafka_broker: BrokerHandle) -> None:
+    """The one-line block of docs/getting-started.md ("Use it: one line"), as written, from the
+    fresh install (its topics made first, its broker and group made the suite's)."""
+    from kafka.admin import KafkaAdminClient, NewTopic
+    from kafka.errors import TopicAlreadyExistsError
+
+    admin = KafkaAdminClient(bootstrap_servers=kafka_broker.bootstrap)
+    try:
+        missing = [t for t in TOPICS if t not in admin.list_topics()]
+        if missing:
+            admin.create_topics([NewTopic(t, num_partitions=3, replication_factor=1)
+                                 for t in missing])
+    except TopicAlreadyExistsError:
+        pass  # test_docs_examples made them meanwhile
+    finally:
+        admin.close()
+    block = examples_of(ROOT / "docs" / "getting-started.md")[0]
+    assert "partition_assignment_strategy=[CooperativeBalancedStickyAssignor()]" in block.code
+    script = installed.home / "getting_started.py"
+    script.write_text(for_broker(block.code, kafka_broker.bootstrap, uuid.uuid4().hex[:8]))
+    if installed.as_user:
+        os.chown(script, NOBODY, NOBODY)
+    _check(installed.run(str(installed.python), str(script)), "the getting-started block")
