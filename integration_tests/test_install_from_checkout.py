@@ -37,10 +37,10 @@ NOBODY = 65534
 SYSTEM_PATH = "/usr/local/bin:/usr/bin:/bin"
 
 
-def install_block(page: Path) -> list[str]:
+def install_block(page: Path, mark: str = MARK) -> list[str]:
     """The command lines of the ```bash block right after the install mark."""
     lines = page.read_text().splitlines()
-    start = lines.index(MARK)
+    start = lines.index(mark)
     assert lines[start + 1].startswith("```bash"), lines[start + 1]
     end = lines.index("```", start + 2)
     return [line for line in lines[start + 2:end] if line.strip()]
