@@ -20,6 +20,7 @@ from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
+import yaml
 
 from .browser import check_site
 from .docs_examples import DOCS, nav_pages
@@ -70,12 +71,40 @@ class _QuietHandler(SimpleHTTPRequestHandler):
         pass
 
 
+def _tiny_site() -> str:
+    """A one-page site with this site's link settings: its ``validation:`` and its hooks but the
+    table generator."""
+    config = yaml.safe_load((ROOT / "mkdocs.yml").read_text())
+    hooks = [str(ROOT / h) for h in config["hooks"] if not h.endswith("gen_tables.py")]
+    assert hooks, "no link hook in mkdocs.yml"
+    return str(yaml.safe_dump({
+        "site_name": "dead links", "docs_dir": "docs", "strict": True,
+        "exclude_docs": "results/\n", "hooks": hooks, "validation": config["validation"],
+        "nav": ["index.md"]}))
+
+
+@pytest.mark.parametrize("target", ["results/run.md", "missing.md", "#no-such-heading"])
+def test_the_strict_build_fails_on_an_unresolved_link(tmp_path: Path, target: str) -> None:
+    """With this site's settings (mkdocs.yml's ``validation:`` and docs/hooks/strict_links.py),
+    a link to a file the site leaves out, to no file or to no heading fails ``--strict``."""
+    (tmp_path / "docs" / "results").mkdir(parents=True)
+    (tmp_path / "docs" / "results" / "run.md").write_text("# A run\n")
+    (tmp_path / "docs" / "index.md").write_text(f"# Home\n\nSee [it]({target}).\n")
+    (tmp_path / "mkdocs.yml").write_text(_tiny_site())
+    proc = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict"], cwd=tmp_path,
+                          env=ENV, capture_output=True, text=True, timeout=300)
+    assert proc.returncode != 0, proc.stderr[-2000:]
+    assert "WARNING" in proc.stderr and "Aborted with" in proc.stdout + proc.stderr, (
+        proc.stdout + proc.stderr)[-2000:]
+
+
 def test_every_navigation_page_is_built(site: Path) -> None:
     """Each task the reader came for has its page, and the pages carry no build leftovers."""
     for name in ("index", "getting-started", "assignors", "clients/kafka-python",
                  "clients/aiokafka", "confluent", "runtime", "migration", "broker-assignor",
                  "metrics", "cli", "commands", "pipeline", "benchmarks", "compatibility",
-                 "troubleshooting", "api", "changelog", "architecture"):
+                 "troubleshooting", "api", "changelog", "architecture", "security", "logging",
+                 "exceptions", "contributing"):
         page = site / f"{name}.html"
         assert page.is_file(), f"{name}.html was not built"
         text = _text(page)

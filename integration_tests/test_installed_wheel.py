@@ -214,3 +214,26 @@ def test_demo_short_runs_to_its_report(installed: Installed) -> None:
     assert Path(report).is_relative_to(installed.home)
     assert not [line for line in output if "WARNING" in line], "\n".join(output[-40:])
     assert "Traceback" not in proc.stderr
+
+
+def test_the_getting_started_wheel_line_installs(installed: Installed) -> None:
+    """docs/getting-started.md's wheel line (``<!-- install: from the wheel -->``), as written,
+    in a new venv from the folder holding ``dist/``: the package and the extras it names."""
+    from integration_tests.test_install_from_checkout import install_block
+
+    lines = install_block(ROOT / "docs" / "getting-started.md", "<!-- install: from the wheel -->")
+    assert len(lines) == 1 and "dist/kafka_assignors-" in lines[0], lines
+    venv = installed.dist.parent / "venv-getting-started"
+    base_python = getattr(sys, "_base_executable", sys.executable)
+    _check(subprocess.run([base_python, "-m", "venv", str(venv)], capture_output=True,
+                          text=True, timeout=300, check=False), "python -m venv")
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    env["PATH"] = f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}"
+    _check(subprocess.run(["bash", "-c", f"set -euo pipefail\n{lines[0]}"],
+                          cwd=installed.dist.parent, env=env, capture_output=True, text=True,
+                          timeout=900, check=False), lines[0])
+    proc = installed.run(str(venv / "bin" / "python"), "-c",
+                         "import kafka_assignors, aiokafka, prometheus_client; "
+                         "print(kafka_assignors.__file__)")
+    _check(proc, "import from the getting-started venv")
+    assert Path(proc.stdout.strip()).is_relative_to(venv), proc.stdout

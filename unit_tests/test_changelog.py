@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from .docs_pages import git_tags
+
 ROOT = Path(__file__).resolve().parent.parent
 CHANGELOG = (ROOT / "CHANGELOG.md").read_text()
 FRAGMENTS = ROOT / "changelog.d"
@@ -18,14 +20,24 @@ LAB_PHRASES = ("1-minute load", "load average", "fresh clone", "fresh-clone", "C
                "this session", "CI run")
 
 
-def test_every_release_has_a_dated_section() -> None:
-    """Each ``## [X.Y.Z] - YYYY-MM-DD`` section, newest first; none left Unreleased."""
-    releases = re.findall(r"^## \[([^\]]+)\] - (\d{4}-\d{2}-\d{2})$", CHANGELOG, re.MULTILINE)
+def test_only_tagged_versions_are_listed_as_released() -> None:
+    """``## [Unreleased]`` first (if anything is unreleased), then one ``## [X.Y.Z] -
+    YYYY-MM-DD`` section per release, newest first, each with its ``vX.Y.Z`` tag in the
+    repository: a version without a tag is not released, whatever its section says."""
     headings = re.findall(r"^## .*$", CHANGELOG, re.MULTILINE)
-    assert releases and len(releases) == len(headings), headings
+    releases = re.findall(r"^## \[(\d+\.\d+\.\d+)\] - (\d{4}-\d{2}-\d{2})$", CHANGELOG,
+                          re.MULTILINE)
+    unreleased = [h for h in headings if h == "## [Unreleased]"]
+    assert headings and len(releases) + len(unreleased) == len(headings), headings
+    assert not unreleased or headings[0] == "## [Unreleased]", headings
     versions = [tuple(int(p) for p in v.split(".")) for v, _ in releases]
     assert versions == sorted(versions, reverse=True)
+    tags = git_tags()
+    untagged = [v for v, _ in releases if f"v{v}" not in tags]
+    assert not untagged, f"listed as released without a tag: {untagged}"
     assert "<!-- towncrier release notes start -->" in CHANGELOG
+    linked = re.findall(r"releases/tag/(v[\w.]+)", CHANGELOG)
+    assert not [t for t in linked if t not in tags], f"links to missing tags: {linked}"
 
 
 def test_entries_are_one_line_each_and_speak_to_users() -> None:
@@ -66,4 +78,21 @@ def test_towncrier_builds_the_next_section(tmp_path: Path) -> None:
     section = section[:section.index("\n## [", 1)]
     for kind in TYPES:
         assert f"### {kind.capitalize()}" in section and f"- A {kind} change." in section
-    assert built.index("## [99.0.0]") < built.index("## [0.1.0]")
+    assert built.index("## [99.0.0]") < built.index("## [Unreleased]")
+
+
+def test_tags_are_read_from_a_worktree_and_packed_refs(tmp_path: Path) -> None:
+    """The tag check reads loose and packed tags through a worktree's ``.git`` file."""
+    common = tmp_path / "main" / ".git"
+    (common / "refs" / "tags").mkdir(parents=True)
+    (common / "refs" / "tags" / "v1.0.0").write_text("0" * 40 + "\n")
+    (common / "packed-refs").write_text(
+        f"# pack-refs with: peeled\n{'1' * 40} refs/tags/v0.9.0\n^{'2' * 40}\n"
+        f"{'3' * 40} refs/heads/main\n")
+    own = common / "worktrees" / "wt"
+    own.mkdir(parents=True)
+    (own / "commondir").write_text("../..\n")
+    checkout = tmp_path / "wt"
+    checkout.mkdir()
+    (checkout / ".git").write_text(f"gitdir: {own}\n")
+    assert git_tags(checkout) == {"v1.0.0", "v0.9.0"}
