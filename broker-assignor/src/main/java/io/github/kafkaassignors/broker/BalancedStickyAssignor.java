@@ -59,7 +59,7 @@ public class BalancedStickyAssignor implements ConsumerGroupPartitionAssignor {
     public GroupAssignment assign(GroupSpec groupSpec, SubscribedTopicDescriber topics)
             throws PartitionAssignorException {
         try {
-            return compute(groupSpec, topics);
+            return compute(groupSpec, topics, null);
         } catch (PartitionAssignorException e) {
             throw e;
         } catch (RuntimeException e) {
@@ -67,7 +67,16 @@ public class BalancedStickyAssignor implements ConsumerGroupPartitionAssignor {
         }
     }
 
-    private GroupAssignment compute(GroupSpec groupSpec, SubscribedTopicDescriber topics) {
+    /**
+     * For the benchmark: the assignment, and in {@code path} (when not null) which path
+     * computed it (see {@link Path}).
+     */
+    GroupAssignment assign(GroupSpec groupSpec, SubscribedTopicDescriber topics, Path.Sink path) {
+        return compute(groupSpec, topics, path);
+    }
+
+    private GroupAssignment compute(GroupSpec groupSpec, SubscribedTopicDescriber topics,
+            Path.Sink path) {
         String[] members = canonicalMembers(groupSpec);
         if (members.length == 0) {
             return new GroupAssignment(Collections.emptyMap());
@@ -77,7 +86,7 @@ public class BalancedStickyAssignor implements ConsumerGroupPartitionAssignor {
         int[][] subs = subscriptions.subs;
         boolean same = sameSubscriptions(subs);
         if (same && fastPaths) {
-            GroupAssignment fast = HomogeneousFastPath.assign(groupSpec, members, subscriptions);
+            GroupAssignment fast = HomogeneousFastPath.assign(groupSpec, members, subscriptions, path);
             if (fast != null) {
                 return fast;
             }
@@ -99,9 +108,13 @@ public class BalancedStickyAssignor implements ConsumerGroupPartitionAssignor {
         }
         // by the usable subscriptions: members that differ only in topics that do not exist
         // still get the homogeneous builder (equal subscriptions share one array: cheap)
-        int[][][] result = same
-                ? new HomogeneousAssignmentBuilder(problem).build()
-                : new HeterogeneousAssignmentBuilder(problem, fastPaths).build();
+        int[][][] result;
+        if (same) {
+            Path.note(path, Path.IDENTICAL_GENERAL);
+            result = new HomogeneousAssignmentBuilder(problem).build();
+        } else {
+            result = new HeterogeneousAssignmentBuilder(problem, fastPaths, path).build();
+        }
 
         Map<String, MemberAssignment> out = new HashMap<>(members.length * 2);
         for (int m = 0; m < members.length; m++) {

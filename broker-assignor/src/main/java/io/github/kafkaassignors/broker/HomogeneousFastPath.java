@@ -27,7 +27,8 @@ final class HomogeneousFastPath {
     }
 
     /** @param members in canonical order; every member subscribes to every topic of {@code s} */
-    static GroupAssignment assign(GroupSpec spec, String[] members, Subscriptions s) {
+    static GroupAssignment assign(GroupSpec spec, String[] members, Subscriptions s,
+            Path.Sink path) {
         int count = s.counts.length;
         if (count == 0 || s.subs[0].length != count) {
             return null;
@@ -50,7 +51,15 @@ final class HomogeneousFastPath {
                 }
             }
         }
-        return owned ? new Rebalance(spec, members, s, current).run() : fresh(members, s, current);
+        if (!owned) {
+            Path.note(path, Path.IDENTICAL_FRESH);
+            return fresh(members, s, current);
+        }
+        GroupAssignment result = new Rebalance(spec, members, s, current).run();
+        if (result != null) {
+            Path.note(path, Path.IDENTICAL_STABLE);
+        }
+        return result;
     }
 
     /**

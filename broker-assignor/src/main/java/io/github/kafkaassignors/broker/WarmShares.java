@@ -144,9 +144,18 @@ final class WarmShares {
 
     /** x[m][k]: partitions member m gets of its k-th subscribed topic; exact. */
     static int[][] solve(Problem problem) {
-        int[][] x = new WarmShares(problem).run();
+        return solve(problem, null);
+    }
+
+    static int[][] solve(Problem problem, Path.Sink path) {
+        WarmShares warm = new WarmShares(problem);
+        int[][] x = warm.run();
+        Path.note(path, x == null ? Path.FLOW : warm.outcome);
         return x != null ? x : ShareFlow.of(problem).solve();
     }
+
+    /** How {@link #run} finished (one of {@link Path}'s names). */
+    private String outcome = Path.WARM_BOUNDS;
 
     /** The optimal counts, or null if the cycle budget ran out. */
     int[][] run() {
@@ -154,10 +163,12 @@ final class WarmShares {
         if (meetsLowerBounds()) {
             return x;
         }
+        outcome = Path.WARM_LEVELLED;
         level();
         if (meetsLowerBounds()) {
             return x;
         }
+        outcome = Path.WARM_CYCLES;
         int[] cycle = new int[n];
         int[] changed = new int[n];
         buildArcs();

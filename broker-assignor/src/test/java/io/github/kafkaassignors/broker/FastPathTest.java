@@ -39,7 +39,7 @@ class FastPathTest {
 
     private static GroupAssignment fast(FakeGroup group, FakeTopics topics) {
         String[] members = BalancedStickyAssignor.canonicalMembers(group);
-        return HomogeneousFastPath.assign(group, members, Subscriptions.read(group, members, topics));
+        return HomogeneousFastPath.assign(group, members, Subscriptions.read(group, members, topics), null);
     }
 
     /** Sum of squared loads and sum over topics of squared shares. */
