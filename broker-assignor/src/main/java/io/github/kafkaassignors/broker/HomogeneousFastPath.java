@@ -13,8 +13,9 @@ import org.apache.kafka.coordinator.group.api.assignor.MemberAssignment;
 
 /**
  * Identical subscriptions without racks, worked from set sizes: a new group, and the usual
- * rebalance of a stable group (a member leaves, partitions are added) where every member can
- * keep every partition of a topic up to the floor of partitions/members plus one. Only the
+ * rebalance of a stable group (a member leaves or joins, partitions are added) where every
+ * member can keep every partition of a topic up to the floor of partitions/members plus one
+ * (members over the new quota give up the excess, {@code dropExcess}). Only the
  * sets of members that shed partitions (beyond that) or gain some are read; the free
  * partitions are found with {@link GroupSpec#isPartitionAssigned}, after checking that their
  * number is what the sizes imply (else claims overlap or lie out of range). The result has the
@@ -198,7 +199,6 @@ final class HomogeneousFastPath {
             sheds = new boolean[size];
             short_ = new boolean[size];
             BiConsumer<Uuid, Set<Integer>> visit = this::visit;
-            int full = 0;
             for (int m = 0; m < size; m++) {
                 start[m] = entries;
                 member = m;
@@ -211,22 +211,14 @@ final class HomogeneousFastPath {
                     }
                 }
                 short_[m] |= atBase < withBase;
-                if (deg[m] > quota + 1) {
-                    return null;
-                }
-                if (deg[m] == quota + 1) {
-                    full++;
-                }
             }
             start[size] = entries;
-            if (full > bonus) {
-                return null;
-            }
             for (int t = 0; t < topics; t++) {
                 if (need[t] < 0 || claimed[t] > s.counts[t]) {
                     return null;
                 }
             }
+            dropExcess(quota, bonus);
             // the free partitions: exactly as many as the sizes leave, or claims are not disjoint
             int[][] pool = new int[topics][];
             int[] poolSize = new int[topics];
@@ -264,7 +256,8 @@ final class HomogeneousFastPath {
                 }
                 for (int i = start[m]; i < start[m + 1]; i++) {
                     int t = entryTopic[i];
-                    if (entrySize[i] <= base[t] + 1) {
+                    int keep = base[t] + (dropped != null && dropped[i] ? 0 : 1);
+                    if (entrySize[i] <= keep) {
                         continue;
                     }
                     int[] ps = sorted(setOf(m, t), s.counts[t]);
@@ -274,12 +267,12 @@ final class HomogeneousFastPath {
                     if (keptOf == null) {
                         keptOf = new int[entries][];
                     }
-                    keptOf[i] = Arrays.copyOf(ps, base[t] + 1);
-                    int shed = ps.length - base[t] - 1;
+                    keptOf[i] = Arrays.copyOf(ps, keep);
+                    int shed = ps.length - keep;
                     if (pool[t].length < poolSize[t] + shed) {
                         pool[t] = Arrays.copyOf(pool[t], poolSize[t] + shed);
                     }
-                    System.arraycopy(ps, base[t] + 1, pool[t], poolSize[t], shed);
+                    System.arraycopy(ps, keep, pool[t], poolSize[t], shed);
                     poolSize[t] += shed;
                 }
             }
@@ -330,12 +323,13 @@ final class HomogeneousFastPath {
                     boolean extra = ownSize[t] < 0;
                     int own = extra ? -1 - ownSize[t] : ownSize[t];
                     int i = ownEntry[t];
-                    int target = base[t] + (extra || own > base[t] ? 1 : 0);
+                    boolean keepsExtra = own > base[t] && (dropped == null || !dropped[i]);
+                    int target = base[t] + (extra || keepsExtra ? 1 : 0);
                     Set<Integer> set;
                     if (own == target) {
                         set = own == 0 ? null : setOf(m, t);
                     } else if (own > target) {
-                        set = new PartitionSet(keptOf[i]);
+                        set = target == 0 ? null : new PartitionSet(keptOf[i]);
                     } else {
                         int[] ps = new int[target];
                         int k = 0;
@@ -367,6 +361,68 @@ final class HomogeneousFastPath {
                 }
             }
             return new GroupAssignment(out);
+        }
+
+        /** Entries whose extra their member gives up ({@link #dropExcess}); null if none. */
+        boolean[] dropped;
+
+        /**
+         * A member holding more extras than the shape allows (after a join the quota can
+         * fall, or more members hold quota + 1 than there are such places) gives up the
+         * excess: the first members in canonical order keep quota + 1, each other keeps
+         * quota. The most extras are kept that any assignment of this shape keeps, so the
+         * moves are the fewest if {@link #fill} then completes the shape. A member gives up
+         * the extras of the topics given up least so far (then the lowest topic): spread over
+         * topics, they find members that lack them.
+         */
+        private void dropExcess(int quota, int bonus) {
+            int over = 0;
+            for (int m = 0; m < size; m++) {
+                if (deg[m] > quota) {
+                    over++;
+                }
+            }
+            if (over <= bonus) {
+                boolean any = false;
+                for (int m = 0; m < size && !any; m++) {
+                    any = deg[m] > quota + 1;
+                }
+                if (!any) {
+                    return;
+                }
+            }
+            int[] freed = new int[topics];
+            int bonusLeft = bonus;
+            for (int m = 0; m < size; m++) {
+                if (deg[m] <= quota) {
+                    continue;
+                }
+                int cap = quota;
+                if (bonusLeft > 0) {
+                    bonusLeft--;
+                    cap = quota + 1;
+                }
+                while (deg[m] > cap) {
+                    int best = -1;
+                    for (int i = start[m]; i < start[m + 1]; i++) {
+                        int t = entryTopic[i];
+                        if (entrySize[i] > base[t] && (dropped == null || !dropped[i])
+                                && (best < 0 || freed[t] < freed[entryTopic[best]]
+                                        || freed[t] == freed[entryTopic[best]] && t < entryTopic[best])) {
+                            best = i;
+                        }
+                    }
+                    if (dropped == null) {
+                        dropped = new boolean[entries];
+                    }
+                    dropped[best] = true;
+                    int t = entryTopic[best];
+                    freed[t]++;
+                    need[t]++;
+                    deg[m]--;
+                    sheds[m] = true;
+                }
+            }
         }
 
         private Set<Integer> setOf(int m, int t) {
