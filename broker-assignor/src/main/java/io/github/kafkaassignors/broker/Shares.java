@@ -1,0 +1,191 @@
+package io.github.kafkaassignors.broker;
+
+/**
+ * The counts a solution is made of, and the objectives, stated once. x[m][k] is how many
+ * partitions member m gets of its k-th subscribed topic ({@code subs[m][k]}); a solution is
+ * better than another when, in this order:
+ * <ol>
+ *   <li>its sum over members of load squared is smaller (total balance);</li>
+ *   <li>then its sum over (member, topic) of x squared is smaller (each topic even);</li>
+ *   <li>then it keeps more of what members own: sum of min(x, owned) larger (fewest moves).</li>
+ * </ol>
+ * One more unit of a count v changes a sum of squares by {@link #up}(v), one fewer by
+ * {@link #down}(v); costs are compared as (load, share, kept) triples by {@link #compare}.
+ * The passes over these counts ({@link WarmStart}, {@link CycleCancelling}, {@link Narrowing})
+ * share one instance: each changes x and load in place.
+ */
+final class Shares {
+    final Problem problem;
+    final int members;
+    final int topics;
+    final int[][] subs;
+    /** own[m][k]: what member m owns of its k-th topic (the claims, resolved). */
+    final int[][] own;
+    final int[][] x;
+    final int[] load;
+    /** Topic -> members subscribed to it, and where the topic sits in each one's list. */
+    final int[][] topicMembers;
+    final int[][] topicSlots;
+
+    /** Members per pair of topics ({@link #pairLists}), once {@link WarmStart#level} made them; or null. */
+    int[] pairs;
+
+    Shares(Problem problem) {
+        this.problem = problem;
+        this.members = problem.members();
+        this.topics = problem.topics();
+        this.subs = problem.subs;
+        own = new int[members][];
+        x = new int[members][];
+        load = new int[members];
+        int[] perTopic = new int[topics];
+        for (int m = 0; m < members; m++) {
+            int[] s = subs[m];
+            own[m] = new int[s.length];
+            x[m] = new int[s.length];
+            for (int k = 0; k < s.length; k++) {
+                own[m][k] = problem.ownedCount(m, s[k]);
+                perTopic[s[k]]++;
+            }
+        }
+        topicMembers = new int[topics][];
+        topicSlots = new int[topics][];
+        for (int t = 0; t < topics; t++) {
+            topicMembers[t] = new int[perTopic[t]];
+            topicSlots[t] = new int[perTopic[t]];
+        }
+        int[] fill = new int[topics];
+        for (int m = 0; m < members; m++) {
+            int[] s = subs[m];
+            for (int k = 0; k < s.length; k++) {
+                int t = s[k];
+                topicMembers[t][fill[t]] = m;
+                topicSlots[t][fill[t]++] = k;
+            }
+        }
+    }
+
+    /** What one more unit costs a sum of squares at count v: (v+1)^2 - v^2. */
+    static long up(long v) {
+        return 2 * v + 1;
+    }
+
+    /** What one unit fewer costs a sum of squares at count v (negative): (v-1)^2 - v^2. */
+    static long down(long v) {
+        return 1 - 2 * v;
+    }
+
+    /** What one more unit at count v costs the kept partitions: -1 while v is below what is owned. */
+    static int keptUp(int v, int owned) {
+        return v < owned ? -1 : 0;
+    }
+
+    /** What one unit fewer at count v costs the kept partitions: 1 when it gives up an owned one. */
+    static int keptDown(int v, int owned) {
+        return v - 1 < owned ? 1 : 0;
+    }
+
+    /** The objectives' order on (load, share, kept) cost triples. */
+    static int compare(long a1, long b1, long c1, long a2, long b2, long c2) {
+        if (a1 != a2) {
+            return Long.compare(a1, a2);
+        }
+        if (b1 != b2) {
+            return Long.compare(b1, b2);
+        }
+        return Long.compare(c1, c2);
+    }
+
+    /** One partition of a topic from one member to another (their slots of it). */
+    void move(int from, int fromSlot, int to, int toSlot) {
+        x[from][fromSlot]--;
+        load[from]--;
+        x[to][toSlot]++;
+        load[to]++;
+    }
+
+    /**
+     * Loads within one of the average over all members, each topic within one of the average
+     * over its subscribers, and everything owned kept: no flow does better on any objective.
+     */
+    boolean meetsLowerBounds() {
+        long total = 0;
+        for (int t = 0; t < topics; t++) {
+            if (topicMembers[t].length > 0) {
+                total += problem.counts[t];
+            }
+        }
+        long q = total / members;
+        for (int m = 0; m < members; m++) {
+            if (load[m] < q || load[m] > q + 1) {
+                return false;
+            }
+        }
+        for (int t = 0; t < topics; t++) {
+            int size = topicMembers[t].length;
+            if (size == 0) {
+                continue;
+            }
+            int qt = problem.counts[t] / size;
+            for (int i = 0; i < size; i++) {
+                int v = x[topicMembers[t][i]][topicSlots[t][i]];
+                if (v < qt || v > qt + 1) {
+                    return false;
+                }
+            }
+        }
+        for (int m = 0; m < members; m++) {
+            for (int k = 0; k < own[m].length; k++) {
+                if (x[m][k] < own[m][k]) {
+                    return false;
+                }
+            }
+        }
+        return true;
+    }
+
+    /** Pair lists are kept only while this small (members with many topics: too many pairs). */
+    private static final int MAX_PAIRS = 1 << 18;
+
+    /**
+     * For every two topics t < u, the members subscribed to both, as (member, slot of t,
+     * slot of u) triples grouped by pair: {@code [offsets over pairs..., triples...]}; null
+     * when there are more than {@link #MAX_PAIRS} of them.
+     */
+    int[] pairLists() {
+        long total = 0;
+        for (int m = 0; m < members; m++) {
+            total += (long) subs[m].length * (subs[m].length - 1) / 2;
+        }
+        if (total > MAX_PAIRS || (long) topics * topics > MAX_PAIRS) {
+            return null;
+        }
+        int tt = topics * topics;
+        int[] out = new int[tt + 1 + 3 * (int) total];
+        for (int m = 0; m < members; m++) {
+            int[] s = subs[m];
+            for (int j = 0; j < s.length; j++) {
+                for (int k = j + 1; k < s.length; k++) {
+                    out[s[j] * topics + s[k] + 1]++;
+                }
+            }
+        }
+        for (int p = 0; p < tt; p++) {
+            out[p + 1] += out[p];
+        }
+        int[] fill = new int[tt];
+        for (int m = 0; m < members; m++) {
+            int[] s = subs[m];
+            for (int j = 0; j < s.length; j++) {
+                for (int k = j + 1; k < s.length; k++) {
+                    int p = s[j] * topics + s[k];
+                    int at = tt + 1 + 3 * (out[p] + fill[p]++);
+                    out[at] = m;
+                    out[at + 1] = j;
+                    out[at + 2] = k;
+                }
+            }
+        }
+        return out;
+    }
+}
