@@ -148,12 +148,11 @@ public class BalancedStickyAssignor implements ConsumerGroupPartitionAssignor {
             if (current == null) {
                 continue;
             }
-            boolean[] subscribed = subscriptions.subscribed(m);
             for (Map.Entry<Uuid, Set<Integer>> e : current.partitions().entrySet()) {
                 Set<Integer> set = e.getValue();
                 claimed[m] += set.size();
-                Integer t = subscriptions.topicIndex.get(e.getKey());
-                if (t == null || !subscribed[t] || set.isEmpty()) {
+                int t = subscriptions.topicIndex.get(e.getKey());
+                if (t < 0 || set.isEmpty() || !subscriptions.subscribes(m, t)) {
                     continue;
                 }
                 int[] ps = new int[set.size()];

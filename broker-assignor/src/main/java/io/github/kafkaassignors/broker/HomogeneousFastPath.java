@@ -443,12 +443,11 @@ final class HomogeneousFastPath {
             if (n == 0 || bad) {
                 return;
             }
-            Integer topic = s.topicIndex.get(topicId);
-            if (topic == null || entries == entryTopic.length) {
+            int t = s.topicIndex.get(topicId);
+            if (t < 0 || entries == entryTopic.length) {
                 bad = true; // a claim to drop, or more claims than partitions: the general path
                 return;
             }
-            int t = topic;
             entryTopic[entries] = t;
             entrySize[entries++] = n;
             claimed[t] += n;

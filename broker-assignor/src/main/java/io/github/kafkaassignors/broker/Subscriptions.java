@@ -2,7 +2,6 @@ package io.github.kafkaassignors.broker;
 
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.HashMap;
 import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
@@ -21,15 +20,14 @@ import org.apache.kafka.coordinator.group.api.assignor.SubscriptionType;
 final class Subscriptions {
     /** Topic number -> topic id. */
     final List<Uuid> topicIds;
-    /** Topic id -> topic number. */
-    final Map<Uuid, Integer> topicIndex;
+    /** Topic id -> topic number (-1: not ours). */
+    final UuidIndex topicIndex;
     /** Topic number -> partitions. */
     final int[] counts;
     /** Member -> subscribed topic numbers, ascending (members with equal subscriptions share one array). */
     final int[][] subs;
-    private final IdentityHashMap<int[], boolean[]> masks = new IdentityHashMap<>();
 
-    private Subscriptions(List<Uuid> topicIds, Map<Uuid, Integer> topicIndex, int[] counts,
+    private Subscriptions(List<Uuid> topicIds, UuidIndex topicIndex, int[] counts,
             int[][] subs) {
         this.topicIds = topicIds;
         this.topicIndex = topicIndex;
@@ -64,7 +62,7 @@ final class Subscriptions {
         }
 
         // every topic id once, numbered as met, then renumbered in id order
-        Map<Uuid, Integer> met = new HashMap<>();
+        UuidIndex met = new UuidIndex(64);
         List<Uuid> seen = new ArrayList<>();
         int[][] provisional = new int[distinct.size()][];
         for (int k = 0; k < provisional.length; k++) {
@@ -74,10 +72,8 @@ final class Subscriptions {
             int[] ts = new int[set.size()];
             int i = 0;
             for (Uuid id : set) {
-                Integer t = met.get(id);
-                if (t == null) {
-                    t = seen.size();
-                    met.put(id, t);
+                int t = met.putIfAbsent(id, seen.size());
+                if (t == seen.size()) {
                     seen.add(id);
                 }
                 if (i == ts.length) {
@@ -100,10 +96,10 @@ final class Subscriptions {
                 sizes.add(n);
             }
         }
-        Map<Uuid, Integer> topicIndex = new HashMap<>(topicIds.size() * 2);
+        UuidIndex topicIndex = new UuidIndex(topicIds.size());
         int[] counts = new int[topicIds.size()];
         for (int t = 0; t < counts.length; t++) {
-            topicIndex.put(topicIds.get(t), t);
+            topicIndex.putIfAbsent(topicIds.get(t), t);
             counts[t] = sizes.get(t);
         }
         int[][] numbered = new int[distinct.size()][];
@@ -126,14 +122,17 @@ final class Subscriptions {
         return new Subscriptions(topicIds, topicIndex, counts, subs);
     }
 
-    /** Topic number -> whether member m subscribes to it (one array per distinct subscription). */
-    boolean[] subscribed(int m) {
-        return masks.computeIfAbsent(subs[m], s -> {
-            boolean[] mask = new boolean[counts.length];
-            for (int t : s) {
-                mask[t] = true;
+    /** Whether member m subscribes to topic t (its topics are few, or sorted: a search). */
+    boolean subscribes(int m, int t) {
+        int[] mine = subs[m];
+        if (mine.length <= 8) {
+            for (int u : mine) {
+                if (u == t) {
+                    return true;
+                }
             }
-            return mask;
-        });
+            return false;
+        }
+        return Arrays.binarySearch(mine, t) >= 0;
     }
 }
