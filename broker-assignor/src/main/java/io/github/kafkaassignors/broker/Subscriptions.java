@@ -68,7 +68,8 @@ final class Subscriptions {
         for (int k = 0; k < provisional.length; k++) {
             Set<Uuid> set = distinct.get(k);
             // size() is only a bound: the broker's set counts subscribed topic names, and
-            // its iterator skips names its metadata does not have yet (a topic just created)
+            // its iterator skips names its metadata does not have yet (a topic just created);
+            // its toArray throws (Kafka's TopicIds): iterate
             int[] ts = new int[set.size()];
             int i = 0;
             for (Uuid id : set) {
