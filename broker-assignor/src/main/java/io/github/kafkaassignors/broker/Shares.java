@@ -105,8 +105,14 @@ final class Shares {
     }
 
     /**
-     * Loads within one of the average over all members, each topic within one of the average
-     * over its subscribers, and everything owned kept: no flow does better on any objective.
+     * Whether no solution does better on any objective, from lower bounds alone: every load
+     * within one of the group's average, every topic within one of its subscribers' average,
+     * and no more partitions moved than those bounds force. With loads q or q + 1 (b members
+     * at q + 1), a member owning o keeps at most q + 1, and only b of them that many: at least
+     * (sum of max(0, o - q)) - min(b, members owning more than q) partitions move; the same
+     * holds per topic, and the topics' moves add up. Where nothing has to move (a leave, new
+     * partitions) that is everything owned kept; after a join it certifies the few moves that
+     * give the new member its share.
      */
     boolean meetsLowerBounds() {
         long total = 0;
@@ -116,32 +122,44 @@ final class Shares {
             }
         }
         long q = total / members;
+        long moves = 0;
+        long loadBound = 0;
+        long above = 0;
         for (int m = 0; m < members; m++) {
             if (load[m] < q || load[m] > q + 1) {
                 return false;
             }
+            long owned = 0;
+            for (int k = 0; k < own[m].length; k++) {
+                owned += own[m][k];
+                moves += Math.max(0, own[m][k] - x[m][k]);
+            }
+            loadBound += Math.max(0, owned - q);
+            above += owned > q ? 1 : 0;
         }
+        loadBound -= Math.min(total - q * members, above);
+        long topicBound = 0;
         for (int t = 0; t < topics; t++) {
             int size = topicMembers[t].length;
             if (size == 0) {
                 continue;
             }
             int qt = problem.counts[t] / size;
+            long over = 0;
+            int aboveT = 0;
             for (int i = 0; i < size; i++) {
-                int v = x[topicMembers[t][i]][topicSlots[t][i]];
+                int m = topicMembers[t][i];
+                int k = topicSlots[t][i];
+                int v = x[m][k];
                 if (v < qt || v > qt + 1) {
                     return false;
                 }
+                over += Math.max(0, own[m][k] - qt);
+                aboveT += own[m][k] > qt ? 1 : 0;
             }
+            topicBound += over - Math.min(problem.counts[t] - (long) qt * size, aboveT);
         }
-        for (int m = 0; m < members; m++) {
-            for (int k = 0; k < own[m].length; k++) {
-                if (x[m][k] < own[m][k]) {
-                    return false;
-                }
-            }
-        }
-        return true;
+        return moves <= Math.max(loadBound, topicBound);
     }
 
     /** Pair lists are kept only while this small (members with many topics: too many pairs). */
