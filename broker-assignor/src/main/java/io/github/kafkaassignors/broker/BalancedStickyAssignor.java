@@ -13,6 +13,7 @@ import org.apache.kafka.coordinator.group.api.assignor.ConsumerGroupPartitionAss
 import org.apache.kafka.coordinator.group.api.assignor.GroupAssignment;
 import org.apache.kafka.coordinator.group.api.assignor.GroupSpec;
 import org.apache.kafka.coordinator.group.api.assignor.MemberAssignment;
+import org.apache.kafka.coordinator.group.api.assignor.MemberSubscription;
 import org.apache.kafka.coordinator.group.api.assignor.PartitionAssignorException;
 import org.apache.kafka.coordinator.group.api.assignor.SubscribedTopicDescriber;
 
@@ -78,16 +79,21 @@ public class BalancedStickyAssignor implements ConsumerGroupPartitionAssignor {
 
     private GroupAssignment compute(GroupSpec groupSpec, SubscribedTopicDescriber topics,
             Path.Sink path) {
-        String[] members = canonicalMembers(groupSpec);
-        if (members.length == 0) {
+        CanonicalKey[] keys = canonicalKeys(groupSpec);
+        if (keys.length == 0) {
             return new GroupAssignment(Collections.emptyMap());
         }
-        Subscriptions subscriptions = Subscriptions.read(groupSpec, members, topics);
+        String[] members = ids(keys);
+        MemberSubscription[] specs = new MemberSubscription[keys.length];
+        for (int m = 0; m < keys.length; m++) {
+            specs[m] = keys[m].subscription;
+        }
+        Subscriptions subscriptions = Subscriptions.read(groupSpec, members, specs, topics);
         List<Uuid> topicIds = subscriptions.topicIds;
         int[][] subs = subscriptions.subs;
         boolean same = sameSubscriptions(subs);
         if (same && fastPaths) {
-            GroupAssignment fast = HomogeneousFastPath.assign(groupSpec, members, subscriptions, path);
+            GroupAssignment fast = HomogeneousFastPath.assign(groupSpec, members, specs, subscriptions, path);
             if (fast != null) {
                 return fast;
             }
@@ -95,11 +101,11 @@ public class BalancedStickyAssignor implements ConsumerGroupPartitionAssignor {
         int[] claimed = new int[members.length];
         MemberAssignment[] current = new MemberAssignment[members.length];
         int[][][] claims = readClaims(groupSpec, members, subscriptions, claimed, current);
-        Problem problem = Problem.resolve(subscriptions.counts, subs, claims);
+        Problem problem = Problem.resolveSubscribed(subscriptions.counts, subs, claims);
         String[] racks = new String[members.length];
         boolean anyRack = false;
         for (int m = 0; m < members.length; m++) {
-            racks[m] = groupSpec.memberSubscription(members[m]).rackId().orElse(null);
+            racks[m] = specs[m].rackId().orElse(null);
             anyRack |= racks[m] != null;
         }
         if (anyRack) {
@@ -218,24 +224,24 @@ public class BalancedStickyAssignor implements ConsumerGroupPartitionAssignor {
 
     /** Static members first by instance id, then the others by member id (ties: member id). */
     static String[] canonicalMembers(GroupSpec groupSpec) {
+        return ids(canonicalKeys(groupSpec));
+    }
+
+    /** The members in canonical order, each with its subscription (looked up once). */
+    private static CanonicalKey[] canonicalKeys(GroupSpec groupSpec) {
         Collection<String> ids = groupSpec.memberIds();
         CanonicalKey[] keys = new CanonicalKey[ids.size()];
         int i = 0;
         boolean dynamic = true;
         for (String member : ids) {
-            keys[i] = new CanonicalKey(member,
-                    groupSpec.memberSubscription(member).instanceId().orElse(null));
+            keys[i] = new CanonicalKey(member, groupSpec.memberSubscription(member));
             dynamic &= keys[i++].instance == null;
         }
         if (dynamic && keys.length <= 1 << 16) {
             return byPrefix(keys);
         }
         Arrays.sort(keys);
-        String[] members = new String[keys.length];
-        for (i = 0; i < keys.length; i++) {
-            members[i] = keys[i].member;
-        }
-        return members;
+        return keys;
     }
 
     /**
@@ -243,7 +249,7 @@ public class BalancedStickyAssignor implements ConsumerGroupPartitionAssignor {
      * long (with the index in the low 16 bits), then runs that share those characters by the
      * whole id. The same order as comparing the ids, in a fraction of the time.
      */
-    private static String[] byPrefix(CanonicalKey[] keys) {
+    private static CanonicalKey[] byPrefix(CanonicalKey[] keys) {
         long[] packed = new long[keys.length];
         for (int i = 0; i < keys.length; i++) {
             String id = keys[i].member;
@@ -252,16 +258,16 @@ public class BalancedStickyAssignor implements ConsumerGroupPartitionAssignor {
                 char ch = c < id.length() ? id.charAt(c) : 0;
                 if (ch > 0x7f) {
                     Arrays.sort(keys);
-                    return ids(keys);
+                    return keys;
                 }
                 prefix = prefix << 8 | ch;
             }
             packed[i] = prefix << 16 | i;
         }
         Arrays.sort(packed); // ASCII: prefixes below 2^47, the packed longs are positive
-        String[] members = new String[keys.length];
+        CanonicalKey[] sorted = new CanonicalKey[keys.length];
         for (int i = 0; i < keys.length; i++) {
-            members[i] = keys[(int) (packed[i] & 0xffff)].member;
+            sorted[i] = keys[(int) (packed[i] & 0xffff)];
         }
         for (int i = 0; i < keys.length; ) {
             int j = i + 1;
@@ -269,11 +275,11 @@ public class BalancedStickyAssignor implements ConsumerGroupPartitionAssignor {
                 j++;
             }
             if (j - i > 1) {
-                Arrays.sort(members, i, j);
+                Arrays.sort(sorted, i, j); // dynamic members: by member id
             }
             i = j;
         }
-        return members;
+        return sorted;
     }
 
     private static String[] ids(CanonicalKey[] keys) {
@@ -288,10 +294,12 @@ public class BalancedStickyAssignor implements ConsumerGroupPartitionAssignor {
     private static final class CanonicalKey implements Comparable<CanonicalKey> {
         final String member;
         final String instance; // null for a dynamic member
+        final MemberSubscription subscription;
 
-        CanonicalKey(String member, String instance) {
+        CanonicalKey(String member, MemberSubscription subscription) {
             this.member = member;
-            this.instance = instance;
+            this.instance = subscription.instanceId().orElse(null);
+            this.subscription = subscription;
         }
 
         @Override

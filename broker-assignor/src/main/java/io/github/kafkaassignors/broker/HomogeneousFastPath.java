@@ -10,6 +10,7 @@ import org.apache.kafka.common.Uuid;
 import org.apache.kafka.coordinator.group.api.assignor.GroupAssignment;
 import org.apache.kafka.coordinator.group.api.assignor.GroupSpec;
 import org.apache.kafka.coordinator.group.api.assignor.MemberAssignment;
+import org.apache.kafka.coordinator.group.api.assignor.MemberSubscription;
 
 /**
  * Identical subscriptions without racks, worked from set sizes: a new group, and the usual
@@ -30,12 +31,22 @@ final class HomogeneousFastPath {
     /** @param members in canonical order; every member subscribes to every topic of {@code s} */
     static GroupAssignment assign(GroupSpec spec, String[] members, Subscriptions s,
             Path.Sink path) {
+        MemberSubscription[] specs = new MemberSubscription[members.length];
+        for (int m = 0; m < members.length; m++) {
+            specs[m] = spec.memberSubscription(members[m]);
+        }
+        return assign(spec, members, specs, s, path);
+    }
+
+    /** @param specs each member's subscription, in the order of {@code members} */
+    static GroupAssignment assign(GroupSpec spec, String[] members, MemberSubscription[] specs,
+            Subscriptions s, Path.Sink path) {
         int count = s.counts.length;
         if (count == 0 || s.subs[0].length != count) {
             return null;
         }
-        for (String member : members) {
-            if (spec.memberSubscription(member).rackId().isPresent()) {
+        for (MemberSubscription member : specs) {
+            if (member.rackId().isPresent()) {
                 return null;
             }
         }

@@ -8,6 +8,7 @@ import java.util.Map;
 import java.util.Set;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.coordinator.group.api.assignor.GroupSpec;
+import org.apache.kafka.coordinator.group.api.assignor.MemberSubscription;
 import org.apache.kafka.coordinator.group.api.assignor.SubscribedTopicDescriber;
 import org.apache.kafka.coordinator.group.api.assignor.SubscriptionType;
 
@@ -38,19 +39,29 @@ final class Subscriptions {
     /** @param members in canonical order */
     static Subscriptions read(GroupSpec groupSpec, String[] members,
             SubscribedTopicDescriber describer) {
+        MemberSubscription[] specs = new MemberSubscription[members.length];
+        for (int m = 0; m < members.length; m++) {
+            specs[m] = groupSpec.memberSubscription(members[m]);
+        }
+        return read(groupSpec, members, specs, describer);
+    }
+
+    /** @param specs each member's subscription, in the order of {@code members} */
+    static Subscriptions read(GroupSpec groupSpec, String[] members, MemberSubscription[] specs,
+            SubscribedTopicDescriber describer) {
         List<Set<Uuid>> distinct = new ArrayList<>();
         int[] kind = new int[members.length];
         if (groupSpec.subscriptionType() == SubscriptionType.HOMOGENEOUS) {
             // the broker counts subscribers per topic: trusted as Kafka's own assignors do
             // (comparing 5,000 sets of 100 topics cost more than the whole assignment)
-            distinct.add(groupSpec.memberSubscription(members[0]).subscribedTopicIds());
+            distinct.add(specs[0].subscribedTopicIds());
         } else {
             // one entry per set object (the broker shares equal subscriptions' sets); equal
             // sets that are different objects are not looked for: hashing and comparing
             // thousands of sets of topic ids cost more than numbering each one
-            Map<Set<Uuid>, Integer> byObject = new IdentityHashMap<>();
+            Map<Set<Uuid>, Integer> byObject = new IdentityHashMap<>(members.length);
             for (int m = 0; m < members.length; m++) {
-                Set<Uuid> topics = groupSpec.memberSubscription(members[m]).subscribedTopicIds();
+                Set<Uuid> topics = specs[m].subscribedTopicIds();
                 Integer k = byObject.get(topics);
                 if (k == null) {
                     k = distinct.size();
