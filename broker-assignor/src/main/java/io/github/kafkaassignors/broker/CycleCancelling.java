@@ -19,10 +19,10 @@ import java.util.Arrays;
  * the first in canonical order. Changes the {@link Shares} in place.
  */
 final class CycleCancelling {
+    private final Shares shares;
     private final int members;
     private final int topics;
     private final int[][] subs;
-    private final int[][] own;
     private final int[][] x;
     private final int[] load;
     private final int[][] topicMembers;
@@ -65,11 +65,11 @@ final class CycleCancelling {
     private final int[] pairs;
 
     CycleCancelling(Shares shares) {
+        this.shares = shares;
         this.pairs = shares.pairs;
         this.members = shares.members;
         this.topics = shares.topics;
         this.subs = shares.subs;
-        this.own = shares.own;
         this.x = shares.x;
         this.load = shares.load;
         this.topicMembers = shares.topicMembers;
@@ -106,26 +106,17 @@ final class CycleCancelling {
         for (int m = 0; m < members; m++) {
             int[] s = subs[m];
             int[] xs = x[m];
-            int[] os = own[m];
-            long up = Shares.up(load[m]);
-            long down = Shares.down(load[m]);
             for (int j = 0; j < s.length; j++) {
-                long ib = Shares.up(xs[j]);
-                long ic = Shares.keptUp(xs[j], os[j]);
-                consider(s[j] * n + sinkNode, up, ib, ic, m, j, -1);
+                consider(s[j] * n + sinkNode, m, j, -1);
             }
             for (int k = 0; k < s.length; k++) {
                 if (xs[k] == 0) {
                     continue;
                 }
-                long db = Shares.down(xs[k]);
-                long dc = Shares.keptDown(xs[k], os[k]);
-                consider(sinkNode * n + s[k], down, db, dc, m, -1, k);
+                consider(sinkNode * n + s[k], m, -1, k);
                 for (int j = 0; j < s.length; j++) {
                     if (j != k) {
-                        long ib = Shares.up(xs[j]);
-                        long ic = Shares.keptUp(xs[j], os[j]);
-                        consider(s[j] * n + s[k], 0, ib + db, ic + dc, m, j, k);
+                        consider(s[j] * n + s[k], m, j, k);
                     }
                 }
             }
@@ -192,7 +183,6 @@ final class CycleCancelling {
             memberMark[m] = -stamp;
             int[] s = subs[m];
             int[] xs = x[m];
-            int[] os = own[m];
             for (int j = -1; j < s.length; j++) {
                 int from = j < 0 ? sinkNode : s[j];
                 for (int k = -1; k < s.length; k++) {
@@ -203,25 +193,10 @@ final class CycleCancelling {
                     if (dirtyMark[arc] != stamp) {
                         continue; // recomputed above
                     }
-                    long a = j < 0 ? Shares.down(load[m]) : k < 0 ? Shares.up(load[m]) : 0;
-                    long b = (j < 0 ? 0 : Shares.up(xs[j])) + (k < 0 ? 0 : Shares.down(xs[k]));
-                    long c = (j < 0 ? 0 : Shares.keptUp(xs[j], os[j])) + (k < 0 ? 0 : Shares.keptDown(xs[k], os[k]));
-                    int holder = arcMember[arc];
-                    if (holder < 0) {
-                        flipped = true;
-                    } else {
-                        int cmp = Shares.compare(a, b, c, arcA[arc], arcB[arc], arcC[arc]);
-                        if (cmp > 0 || cmp == 0 && holder < m) {
-                            continue;
-                        }
+                    flipped |= arcMember[arc] < 0;
+                    if (consider(arc, m, j, k)) {
+                        touched(arc);
                     }
-                    arcA[arc] = a;
-                    arcB[arc] = b;
-                    arcC[arc] = c;
-                    arcMember[arc] = m;
-                    arcUp[arc] = j;
-                    arcDown[arc] = k;
-                    touched(arc);
                 }
             }
         }
@@ -274,9 +249,7 @@ final class CycleCancelling {
             int[] ks = topicSlots[from];
             for (int i = 0; i < ms.length; i++) {
                 int m = ms[i];
-                int j = ks[i];
-                int xj = x[m][j];
-                consider(arc, Shares.up(load[m]), Shares.up(xj), Shares.keptUp(xj, own[m][j]), m, j, -1);
+                consider(arc, m, ks[i], -1);
             }
             return;
         }
@@ -289,13 +262,9 @@ final class CycleCancelling {
                 int m = pairs[e];
                 int j = pairs[fromFirst ? e + 1 : e + 2];
                 int k = pairs[fromFirst ? e + 2 : e + 1];
-                int xk = x[m][k];
-                if (xk == 0) {
-                    continue;
+                if (x[m][k] > 0) {
+                    consider(arc, m, j, k);
                 }
-                int xj = x[m][j];
-                consider(arc, 0, Shares.up(xj) + Shares.down(xk),
-                        Shares.keptUp(xj, own[m][j]) + Shares.keptDown(xk, own[m][k]), m, j, k);
             }
             return;
         }
@@ -306,27 +275,34 @@ final class CycleCancelling {
         for (int i = 0; i < ms.length; i++) {
             int m = ms[i];
             int k = ks[i];
-            int xk = x[m][k];
-            if (xk == 0) {
+            if (x[m][k] == 0) {
                 continue;
             }
-            long db = Shares.down(xk);
-            long dc = Shares.keptDown(xk, own[m][k]);
             if (from == sinkNode) {
-                consider(arc, Shares.down(load[m]), db, dc, m, -1, k);
+                consider(arc, m, -1, k);
             } else {
                 int j = Arrays.binarySearch(subs[m], from);
                 if (j >= 0) {
-                    int xj = x[m][j];
-                    consider(arc, 0, Shares.up(xj) + db, Shares.keptUp(xj, own[m][j]) + dc, m, j, k);
+                    consider(arc, m, j, k);
                 }
             }
         }
     }
 
-    private void consider(int arc, long a, long b, long c, int m, int up, int down) {
-        if (arcMember[arc] >= 0 && Shares.compare(a, b, c, arcA[arc], arcB[arc], arcC[arc]) >= 0) {
-            return;
+    /**
+     * Member m's step (see {@link Shares#loadCost}) on arc {@code arc}: taken when there is no
+     * arc yet, it is cheaper, or it costs the same and m comes first in canonical order.
+     */
+    private boolean consider(int arc, int m, int up, int down) {
+        long a = shares.loadCost(m, up, down);
+        long b = shares.shareCost(m, up, down);
+        long c = shares.keptCost(m, up, down);
+        int holder = arcMember[arc];
+        if (holder >= 0) {
+            int cmp = Shares.compare(a, b, c, arcA[arc], arcB[arc], arcC[arc]);
+            if (cmp > 0 || cmp == 0 && holder < m) {
+                return false;
+            }
         }
         arcA[arc] = a;
         arcB[arc] = b;
@@ -334,6 +310,7 @@ final class CycleCancelling {
         arcMember[arc] = m;
         arcUp[arc] = up;
         arcDown[arc] = down;
+        return true;
     }
 
     /**
@@ -533,24 +510,12 @@ final class CycleCancelling {
             int m = arcMember[arc];
             int up = arcUp[arc];
             int down = arcDown[arc];
-            if (up >= 0) {
-                b += Shares.up(x[m][up]);
-                c += Shares.keptUp(x[m][up], own[m][up]);
-            } else {
-                if (load[m] == 0) {
-                    return false;
-                }
-                a += Shares.down(load[m]);
+            if (up < 0 && load[m] == 0 || down >= 0 && x[m][down] == 0) {
+                return false;
             }
-            if (down >= 0) {
-                if (x[m][down] == 0) {
-                    return false;
-                }
-                b += Shares.down(x[m][down]);
-                c += Shares.keptDown(x[m][down], own[m][down]);
-            } else {
-                a += Shares.up(load[m]);
-            }
+            a += shares.loadCost(m, up, down);
+            b += shares.shareCost(m, up, down);
+            c += shares.keptCost(m, up, down);
         }
         return Shares.compare(a, b, c, 0, 0, 0) < 0;
     }
@@ -559,17 +524,7 @@ final class CycleCancelling {
     void apply(int[] cycle, int len) {
         for (int i = 0; i < len; i++) {
             int arc = cycle[i];
-            int m = arcMember[arc];
-            if (arcUp[arc] >= 0) {
-                x[m][arcUp[arc]]++;
-            } else {
-                load[m]--; // from the load node
-            }
-            if (arcDown[arc] >= 0) {
-                x[m][arcDown[arc]]--;
-            } else {
-                load[m]++; // to the load node
-            }
+            shares.step(arcMember[arc], arcUp[arc], arcDown[arc]);
         }
     }
 }

@@ -14,11 +14,11 @@ import java.util.Arrays;
  */
 final class Narrowing {
     private final CycleCancelling cycles;
+    private final Shares shares;
     private final Problem problem;
     private final int members;
     private final int topics;
     private final int[][] subs;
-    private final int[][] own;
     private final int[][] x;
     private final int[] load;
     private final int[][] topicMembers;
@@ -59,11 +59,11 @@ final class Narrowing {
 
     Narrowing(Shares shares, CycleCancelling cycles) {
         this.cycles = cycles;
+        this.shares = shares;
         this.problem = shares.problem;
         this.members = shares.members;
         this.topics = shares.topics;
         this.subs = shares.subs;
-        this.own = shares.own;
         this.x = shares.x;
         this.load = shares.load;
         this.topicMembers = shares.topicMembers;
@@ -210,10 +210,7 @@ final class Narrowing {
             int xt = x[m][slot];
             int[] s = subs[m];
             int[] xs = x[m];
-            int[] os = own[m];
             if (fromTop ? xt <= hi - 2 : xt == lo) {
-                long b0 = Shares.up(xt);
-                long c0 = Shares.keptUp(xt, os[slot]);
                 for (int k = -1; k < s.length; k++) {
                     if (k == slot || k >= 0 && xs[k] == 0) {
                         continue;
@@ -222,10 +219,8 @@ final class Narrowing {
                     if (via[u] != -1) {
                         continue;
                     }
-                    long a = k < 0 ? Shares.up(load[m]) : 0;
-                    long b = b0 + (k < 0 ? 0 : Shares.down(xs[k]));
-                    long c = c0 + (k < 0 ? 0 : Shares.keptDown(xs[k], os[k]));
-                    if (tight(t, u, a, b, c)) {
+                    if (tight(t, u, shares.loadCost(m, slot, k), shares.shareCost(m, slot, k),
+                            shares.keptCost(m, slot, k))) {
                         via[u] = -2;
                         srcMember[u] = m;
                         srcUp[u] = slot;
@@ -234,17 +229,13 @@ final class Narrowing {
                     }
                 }
             } else if (fromTop ? xt == hi : xt >= lo + 2) {
-                long b0 = Shares.down(xt);
-                long c0 = Shares.keptDown(xt, os[slot]);
                 for (int j = -1; j < s.length; j++) {
                     int v = j < 0 ? sinkNode : s[j];
                     if (j == slot || tgtMember[v] >= 0) {
                         continue;
                     }
-                    long a = j < 0 ? Shares.down(load[m]) : 0;
-                    long b = b0 + (j < 0 ? 0 : Shares.up(xs[j]));
-                    long c = c0 + (j < 0 ? 0 : Shares.keptUp(xs[j], os[j]));
-                    if (tight(v, t, a, b, c)) {
+                    if (tight(v, t, shares.loadCost(m, j, slot), shares.shareCost(m, j, slot),
+                            shares.keptCost(m, j, slot))) {
                         tgtMember[v] = m;
                         tgtUp[v] = j;
                         tgtDown[v] = slot;
@@ -312,23 +303,9 @@ final class Narrowing {
 
     /** One member takes one of slot up (-1: its load shrinks), gives up one of slot down. */
     private void step(int m, int up, int down) {
-        int[] xs = x[m];
-        if (up >= 0) {
-            deltaB += Shares.up(xs[up]);
-            deltaC += Shares.keptUp(xs[up], own[m][up]);
-            xs[up]++;
-        }
-        if (down >= 0) {
-            deltaB += Shares.down(xs[down]);
-            deltaC += Shares.keptDown(xs[down], own[m][down]);
-            xs[down]--;
-        }
-        if (up < 0) {
-            deltaA += Shares.down(load[m]);
-            load[m]--;
-        } else if (down < 0) {
-            deltaA += Shares.up(load[m]);
-            load[m]++;
-        }
+        deltaA += shares.loadCost(m, up, down);
+        deltaB += shares.shareCost(m, up, down);
+        deltaC += shares.keptCost(m, up, down);
+        shares.step(m, up, down);
     }
 }

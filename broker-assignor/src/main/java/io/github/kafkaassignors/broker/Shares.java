@@ -96,6 +96,41 @@ final class Shares {
         return Long.compare(c1, c2);
     }
 
+    /**
+     * The cost of one member's step, as the three objectives count it: member m takes one
+     * more of its slot {@code up} and gives up one of its slot {@code down}; -1 for up: its
+     * load shrinks instead; -1 for down: its load grows. Every search of the general path
+     * weighs its moves with these three, and {@link #step} applies one.
+     */
+    long loadCost(int m, int up, int down) {
+        return up < 0 ? down(load[m]) : down < 0 ? up(load[m]) : 0;
+    }
+
+    long shareCost(int m, int up, int down) {
+        int[] xs = x[m];
+        return (up < 0 ? 0 : up(xs[up])) + (down < 0 ? 0 : down(xs[down]));
+    }
+
+    long keptCost(int m, int up, int down) {
+        int[] xs = x[m];
+        int[] os = own[m];
+        return (up < 0 ? 0 : keptUp(xs[up], os[up])) + (down < 0 ? 0 : keptDown(xs[down], os[down]));
+    }
+
+    /** Applies the step {@link #loadCost} and the others weigh. */
+    void step(int m, int up, int down) {
+        if (up >= 0) {
+            x[m][up]++;
+        } else {
+            load[m]--;
+        }
+        if (down >= 0) {
+            x[m][down]--;
+        } else {
+            load[m]++;
+        }
+    }
+
     /** One partition of a topic from one member to another (their slots of it). */
     void move(int from, int fromSlot, int to, int toSlot) {
         x[from][fromSlot]--;
