@@ -20,6 +20,8 @@ import java.util.Arrays;
  */
 final class CycleCancelling {
     private final Shares shares;
+    // the Shares' fields under their own names: the same arrays, so every pass sees each
+    // other's changes
     private final int members;
     private final int topics;
     private final int[][] subs;

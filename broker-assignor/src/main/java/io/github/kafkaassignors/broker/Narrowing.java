@@ -15,6 +15,8 @@ import java.util.Arrays;
 final class Narrowing {
     private final CycleCancelling cycles;
     private final Shares shares;
+    // the Shares' fields under their own names: the same arrays, so every pass sees each
+    // other's changes
     private final Problem problem;
     private final int members;
     private final int topics;
@@ -23,6 +25,7 @@ final class Narrowing {
     private final int[] load;
     private final int[][] topicMembers;
     private final int[][] topicSlots;
+    // and the search's graph and labels, CycleCancelling's (read only here)
     private final int n;
     private final long[] arcA;
     private final long[] arcB;

@@ -12,6 +12,8 @@ import java.util.Arrays;
  */
 final class WarmStart {
     private final Shares shares;
+    // the Shares' fields under their own names: the same arrays, so every pass sees each
+    // other's changes
     private final Problem problem;
     private final int members;
     private final int topics;
@@ -21,7 +23,7 @@ final class WarmStart {
     private final int[] load;
     private final int[][] topicMembers;
     private final int[][] topicSlots;
-    /** {@link #pairLists()}, or null. */
+    /** {@link Shares#pairLists()}, or null. */
     private int[] pairs;
 
     WarmStart(Shares shares) {
