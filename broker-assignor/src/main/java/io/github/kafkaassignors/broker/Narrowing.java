@@ -17,7 +17,6 @@ final class Narrowing {
     private final Shares shares;
     // the Shares' fields under their own names: the same arrays, so every pass sees each
     // other's changes
-    private final Problem problem;
     private final int members;
     private final int topics;
     private final int[][] subs;
@@ -63,7 +62,6 @@ final class Narrowing {
     Narrowing(Shares shares, CycleCancelling cycles) {
         this.cycles = cycles;
         this.shares = shares;
-        this.problem = shares.problem;
         this.members = shares.members;
         this.topics = shares.topics;
         this.subs = shares.subs;
