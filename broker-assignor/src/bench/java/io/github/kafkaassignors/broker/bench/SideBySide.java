@@ -1,5 +1,7 @@
 package io.github.kafkaassignors.broker.bench;
 
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
@@ -65,14 +67,15 @@ public final class SideBySide {
         out.put("members", s.subscriptions.size());
         out.put("partitions", s.partitions.values().stream().mapToInt(Integer::intValue).sum());
         out.put("path", Reference.path(groups[0], topics));
-        long[][] times = time(groups, under, topics, budgetNs);
+        long[][][] times = time(groups, under, topics, budgetNs);
         for (int a = 0; a < ASSIGNORS.length; a++) {
             Scenario.Group group = (Scenario.Group) groups[a];
             GroupAssignment result = under[a].assign(group, topics);
             Quality.check(s, result);
             Map<String, Object> q = new LinkedHashMap<>();
-            q.put("ms", median(times[a]) / 1e6);
-            q.put("rounds", times[a].length);
+            q.put("ms", median(times[0][a]) / 1e6);
+            q.put("cpu_ms", median(times[1][a]) / 1e6);
+            q.put("rounds", times[0][a].length);
             q.put("spread", Quality.spread(result));
             q.put("topic_spread", Quality.topicSpread(result, s));
             q.put("load_squares", Quality.squares(result));
@@ -92,10 +95,15 @@ public final class SideBySide {
         System.out.flush();
     }
 
-    /** Per assignor, the time of each measured call (ns); the calls interleaved. */
-    private static long[][] time(GroupSpec[] groups, ConsumerGroupPartitionAssignor[] under,
+    /**
+     * Per assignor, the wall time and this thread's CPU time of each measured call (ns), the
+     * calls interleaved: {wall, cpu}[assignor][round]. The CPU time leaves out the time the
+     * thread waited for a core (on a busy machine) and the garbage collector's own threads.
+     */
+    private static long[][][] time(GroupSpec[] groups, ConsumerGroupPartitionAssignor[] under,
             SubscribedTopicDescriber topics, long budgetNs) {
         System.gc();
+        ThreadMXBean threads = ManagementFactory.getThreadMXBean();
         int count = under.length;
         List<long[]> rounds = new ArrayList<>();
         long warmUntil = System.nanoTime() + budgetNs / 3;
@@ -106,19 +114,22 @@ public final class SideBySide {
         }
         long start = System.nanoTime();
         for (int r = 0; r < 1000 && (r < 7 || System.nanoTime() - start < budgetNs); r++) {
-            long[] round = new long[count];
+            long[] round = new long[2 * count];
             for (int i = 0; i < count; i++) {
                 int a = (r & 1) == 0 ? i : count - 1 - i;
+                long c0 = threads.getCurrentThreadCpuTime();
                 long t0 = System.nanoTime();
                 sink ^= under[a].assign(groups[a], topics).members().size();
                 round[a] = System.nanoTime() - t0;
+                round[count + a] = threads.getCurrentThreadCpuTime() - c0;
             }
             rounds.add(round);
         }
-        long[][] times = new long[count][rounds.size()];
+        long[][][] times = new long[2][count][rounds.size()];
         for (int r = 0; r < rounds.size(); r++) {
             for (int a = 0; a < count; a++) {
-                times[a][r] = rounds.get(r)[a];
+                times[0][a][r] = rounds.get(r)[a];
+                times[1][a][r] = rounds.get(r)[count + a];
             }
         }
         return times;
