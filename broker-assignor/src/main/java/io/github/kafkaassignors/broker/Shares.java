@@ -150,6 +150,41 @@ final class Shares {
      * give the new member its share.
      */
     boolean meetsLowerBounds() {
+        return meetsBalanceBounds() && movesMeetBound();
+    }
+
+    /** Every load within one of the group's average, every share within one of its topic's. */
+    boolean meetsBalanceBounds() {
+        long total = 0;
+        for (int t = 0; t < topics; t++) {
+            if (topicMembers[t].length > 0) {
+                total += problem.counts[t];
+            }
+        }
+        long q = total / members;
+        for (int m = 0; m < members; m++) {
+            if (load[m] < q || load[m] > q + 1) {
+                return false;
+            }
+        }
+        for (int t = 0; t < topics; t++) {
+            int size = topicMembers[t].length;
+            if (size == 0) {
+                continue;
+            }
+            int qt = problem.counts[t] / size;
+            for (int i = 0; i < size; i++) {
+                int v = x[topicMembers[t][i]][topicSlots[t][i]];
+                if (v < qt || v > qt + 1) {
+                    return false;
+                }
+            }
+        }
+        return true;
+    }
+
+    /** With the loads and shares at their bounds: no more moves than those bounds force. */
+    private boolean movesMeetBound() {
         long total = 0;
         for (int t = 0; t < topics; t++) {
             if (topicMembers[t].length > 0) {
@@ -161,9 +196,6 @@ final class Shares {
         long loadBound = 0;
         long above = 0;
         for (int m = 0; m < members; m++) {
-            if (load[m] < q || load[m] > q + 1) {
-                return false;
-            }
             long owned = 0;
             for (int k = 0; k < own[m].length; k++) {
                 owned += own[m][k];
@@ -185,10 +217,6 @@ final class Shares {
             for (int i = 0; i < size; i++) {
                 int m = topicMembers[t][i];
                 int k = topicSlots[t][i];
-                int v = x[m][k];
-                if (v < qt || v > qt + 1) {
-                    return false;
-                }
                 over += Math.max(0, own[m][k] - qt);
                 aboveT += own[m][k] > qt ? 1 : 0;
             }

@@ -168,6 +168,9 @@ final class WarmStart {
         pairs = shares.pairLists();
         shares.pairs = pairs;
         // first only the moves that also even out the topic, so the rest need not undo them
+        // a pass that moved and left the loads and shares at their bounds is the last: no
+        // move of either kind is left then (each needs a difference of two), so the check
+        // saves the pass that would find nothing
         for (int pass = 0; pass < 64; pass++) {
             boolean moved = false;
             for (int t = 0; t < topics; t++) {
@@ -175,6 +178,9 @@ final class WarmStart {
             }
             if (!moved) {
                 break;
+            }
+            if (shares.meetsBalanceBounds()) {
+                return;
             }
         }
         for (int pass = 0; pass < 64; pass++) {
@@ -185,7 +191,7 @@ final class WarmStart {
             if (pairs != null) {
                 moved |= swapPairs(pairs);
             }
-            if (!moved) {
+            if (!moved || shares.meetsBalanceBounds()) {
                 return;
             }
         }
