@@ -183,7 +183,14 @@ final class Shares {
         return true;
     }
 
-    /** With the loads and shares at their bounds: no more moves than those bounds force. */
+    /**
+     * With the loads and shares at their bounds: no more moves than those bounds force. Four
+     * bounds, each a count of partitions that must change owner in any such assignment:
+     * members owning more than the load bound allows (load), the same per topic (topic), and
+     * members owning less than the least load (or a topic's least share) than the free
+     * partitions of their topics can make up (fill, topic fill): what they lack beyond those
+     * free partitions has to come from someone else.
+     */
     private boolean movesMeetBound() {
         long total = 0;
         for (int t = 0; t < topics; t++) {
@@ -192,19 +199,32 @@ final class Shares {
             }
         }
         long q = total / members;
+        long[] free = new long[topics];
+        for (int t = 0; t < topics; t++) {
+            free[t] = problem.counts[t];
+        }
         long moves = 0;
+        long[] owned = new long[members];
         long loadBound = 0;
         long above = 0;
         for (int m = 0; m < members; m++) {
-            long owned = 0;
             for (int k = 0; k < own[m].length; k++) {
-                owned += own[m][k];
+                owned[m] += own[m][k];
+                free[subs[m][k]] -= own[m][k];
                 moves += Math.max(0, own[m][k] - x[m][k]);
             }
-            loadBound += Math.max(0, owned - q);
-            above += owned > q ? 1 : 0;
+            loadBound += Math.max(0, owned[m] - q);
+            above += owned[m] > q ? 1 : 0;
         }
         loadBound -= Math.min(total - q * members, above);
+        long fillBound = 0;
+        for (int m = 0; m < members; m++) {
+            long lack = q - owned[m];
+            for (int k = 0; k < subs[m].length && lack > 0; k++) {
+                lack -= free[subs[m][k]];
+            }
+            fillBound += Math.max(0, lack);
+        }
         long topicBound = 0;
         for (int t = 0; t < topics; t++) {
             int size = topicMembers[t].length;
@@ -213,16 +233,19 @@ final class Shares {
             }
             int qt = problem.counts[t] / size;
             long over = 0;
+            long lack = 0;
             int aboveT = 0;
             for (int i = 0; i < size; i++) {
-                int m = topicMembers[t][i];
-                int k = topicSlots[t][i];
-                over += Math.max(0, own[m][k] - qt);
-                aboveT += own[m][k] > qt ? 1 : 0;
+                int o = own[topicMembers[t][i]][topicSlots[t][i]];
+                over += Math.max(0, o - qt);
+                lack += Math.max(0, qt - o);
+                aboveT += o > qt ? 1 : 0;
             }
-            topicBound += over - Math.min(problem.counts[t] - (long) qt * size, aboveT);
+            // in one topic both count the same moves: the larger holds
+            topicBound += Math.max(over - Math.min(problem.counts[t] - (long) qt * size, aboveT),
+                    lack - free[t]);
         }
-        return moves <= Math.max(loadBound, topicBound);
+        return moves <= Math.max(Math.max(loadBound, fillBound), topicBound);
     }
 
     /** Pair lists are kept only while this small (members with many topics: too many pairs). */
