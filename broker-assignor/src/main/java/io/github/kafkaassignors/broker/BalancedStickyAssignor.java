@@ -8,6 +8,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.function.BiConsumer;
+import java.util.function.Consumer;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.coordinator.group.api.assignor.ConsumerGroupPartitionAssignor;
 import org.apache.kafka.coordinator.group.api.assignor.GroupAssignment;
@@ -162,11 +163,15 @@ public class BalancedStickyAssignor implements ConsumerGroupPartitionAssignor {
     }
 
     /** One member's sets into {@link #claims}, for {@link #readClaims}. */
-    private static final class ClaimReader implements BiConsumer<Uuid, Set<Integer>> {
+    private static final class ClaimReader implements BiConsumer<Uuid, Set<Integer>>, Consumer<Integer> {
         final Subscriptions subscriptions;
         final int[][][] claims;
         final int[] claimed;
         int member;
+        // one set's partitions, as Set.forEach hands them over (a HashSet's walks its table:
+        // no iterator, the broker's owned sets are HashSets)
+        private int[] ps;
+        private int size;
 
         ClaimReader(Subscriptions subscriptions, int members, int[] claimed) {
             this.subscriptions = subscriptions;
@@ -182,15 +187,18 @@ public class BalancedStickyAssignor implements ConsumerGroupPartitionAssignor {
             if (t < 0 || n == 0 || !subscriptions.subscribes(member, t)) {
                 return;
             }
-            int[] ps = new int[n];
-            int i = 0;
-            for (int p : set) {
-                if (i == n) {
-                    ps = Arrays.copyOf(ps, 2 * n); // a set whose size() undercounts: be safe
-                }
-                ps[i++] = p;
+            ps = new int[n];
+            size = 0;
+            set.forEach(this);
+            claims[member][t] = size == ps.length ? ps : Arrays.copyOf(ps, size);
+        }
+
+        @Override
+        public void accept(Integer p) {
+            if (size == ps.length) {
+                ps = Arrays.copyOf(ps, 2 * size + 1); // a set whose size() undercounts: be safe
             }
-            claims[member][t] = i == ps.length ? ps : Arrays.copyOf(ps, i);
+            ps[size++] = p;
         }
     }
 
