@@ -161,14 +161,16 @@ def rebalance_timings(data: dict[str, Any]) -> str:
 
 
 def broker_assignor(data: dict[str, Any]) -> str:
-    """The broker plugin's balanced-sticky against Kafka's uniform (JMH)."""
-    lines = ["| group | phase | balanced-sticky | uniform | topic spread (ours; uniform) |",
-             "|---|---|--:|--:|---|"]
+    """The broker plugin's balanced-sticky against Kafka's uniform, side by side."""
+    lines = ["| group | event | balanced-sticky | uniform | ratio | topic spread (ours; uniform) "
+             "| moved (ours; uniform) |", "|---|---|--:|--:|--:|---|---|"]
     for case in data["cases"]:
         ours, uniform = case["balanced-sticky"], case["uniform"]
-        lines.append(f"| {case['scenario']} | {case['phase']} | {ours['ms']:.3g} ms | "
-                     f"{uniform['ms']:.3g} ms | {ours['topic_spread']}; "
-                     f"{uniform['topic_spread']} |")
+        event = case.get("event", case.get("phase"))
+        moved = f"{ours['moved']}; {uniform['moved']}" if event != "fresh" else ""
+        lines.append(f"| {case.get('group', case['scenario'])} | {event} | {ours['ms']:.3g} ms | "
+                     f"{uniform['ms']:.3g} ms | {ours['ms'] / uniform['ms']:.2f}x | "
+                     f"{ours['topic_spread']}; {uniform['topic_spread']} | {moved} |")
     return "\n".join(lines)
 
 

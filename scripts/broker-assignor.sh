@@ -33,7 +33,7 @@ trap 'rm -f "$log"' EXIT
 # The jar's version is the package's (kafka_assignors/_version.py, the one place it is written).
 version=$(sed -n 's/^__version__ = "\(.*\)"$/\1/p' "$ROOT/kafka_assignors/_version.py")
 [[ -n $version ]] || die "no __version__ in kafka_assignors/_version.py"
-# A benchmark build (mvn -Pbench, benchmarks/broker_assignor.py) leaves JMH classes and classes
+# A benchmark build (mvn -Pbench, benchmarks/broker_assignor.py) leaves bench classes and classes
 # compiled against a newer Kafka api in target/; an incremental build over them fails ("failed
 # to discover tests"), so start clean after one.
 goals=("$goal")

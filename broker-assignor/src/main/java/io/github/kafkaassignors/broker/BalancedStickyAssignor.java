@@ -7,11 +7,14 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.BiConsumer;
+import java.util.function.Consumer;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.coordinator.group.api.assignor.ConsumerGroupPartitionAssignor;
 import org.apache.kafka.coordinator.group.api.assignor.GroupAssignment;
 import org.apache.kafka.coordinator.group.api.assignor.GroupSpec;
 import org.apache.kafka.coordinator.group.api.assignor.MemberAssignment;
+import org.apache.kafka.coordinator.group.api.assignor.MemberSubscription;
 import org.apache.kafka.coordinator.group.api.assignor.PartitionAssignorException;
 import org.apache.kafka.coordinator.group.api.assignor.SubscribedTopicDescriber;
 
@@ -59,7 +62,7 @@ public class BalancedStickyAssignor implements ConsumerGroupPartitionAssignor {
     public GroupAssignment assign(GroupSpec groupSpec, SubscribedTopicDescriber topics)
             throws PartitionAssignorException {
         try {
-            return compute(groupSpec, topics);
+            return compute(groupSpec, topics, null);
         } catch (PartitionAssignorException e) {
             throw e;
         } catch (RuntimeException e) {
@@ -67,28 +70,43 @@ public class BalancedStickyAssignor implements ConsumerGroupPartitionAssignor {
         }
     }
 
-    private GroupAssignment compute(GroupSpec groupSpec, SubscribedTopicDescriber topics) {
-        String[] members = canonicalMembers(groupSpec);
-        if (members.length == 0) {
+    /**
+     * For the benchmark: the assignment, and in {@code path} (when not null) which path
+     * computed it (see {@link Path}).
+     */
+    GroupAssignment assign(GroupSpec groupSpec, SubscribedTopicDescriber topics, Path.Sink path) {
+        return compute(groupSpec, topics, path);
+    }
+
+    private GroupAssignment compute(GroupSpec groupSpec, SubscribedTopicDescriber topics,
+            Path.Sink path) {
+        CanonicalKey[] keys = canonicalKeys(groupSpec);
+        if (keys.length == 0) {
             return new GroupAssignment(Collections.emptyMap());
         }
-        Subscriptions subscriptions = Subscriptions.read(groupSpec, members, topics);
+        String[] members = ids(keys);
+        MemberSubscription[] specs = new MemberSubscription[keys.length];
+        for (int m = 0; m < keys.length; m++) {
+            specs[m] = keys[m].subscription;
+        }
+        Subscriptions subscriptions = Subscriptions.read(groupSpec, members, specs, topics);
         List<Uuid> topicIds = subscriptions.topicIds;
         int[][] subs = subscriptions.subs;
         boolean same = sameSubscriptions(subs);
         if (same && fastPaths) {
-            GroupAssignment fast = HomogeneousFastPath.assign(groupSpec, members, subscriptions);
+            GroupAssignment fast = HomogeneousFastPath.assign(groupSpec, members, specs, subscriptions, path);
             if (fast != null) {
                 return fast;
             }
         }
         int[] claimed = new int[members.length];
-        int[][][] claims = readClaims(groupSpec, members, subscriptions, claimed);
-        Problem problem = Problem.resolve(subscriptions.counts, subs, claims);
+        MemberAssignment[] current = new MemberAssignment[members.length];
+        int[][][] claims = readClaims(groupSpec, members, subscriptions, claimed, current);
+        Problem problem = Problem.resolveSubscribed(subscriptions.counts, subs, claims);
         String[] racks = new String[members.length];
         boolean anyRack = false;
         for (int m = 0; m < members.length; m++) {
-            racks[m] = groupSpec.memberSubscription(members[m]).rackId().orElse(null);
+            racks[m] = specs[m].rackId().orElse(null);
             anyRack |= racks[m] != null;
         }
         if (anyRack) {
@@ -99,15 +117,18 @@ public class BalancedStickyAssignor implements ConsumerGroupPartitionAssignor {
         }
         // by the usable subscriptions: members that differ only in topics that do not exist
         // still get the homogeneous builder (equal subscriptions share one array: cheap)
-        int[][][] result = same
-                ? new HomogeneousAssignmentBuilder(problem).build()
-                : new HeterogeneousAssignmentBuilder(problem, fastPaths).build();
+        int[][][] result;
+        if (same) {
+            Path.note(path, Path.IDENTICAL_GENERAL);
+            result = new HomogeneousAssignmentBuilder(problem).build();
+        } else {
+            result = new HeterogeneousAssignmentBuilder(problem, fastPaths, path).build();
+        }
 
         Map<String, MemberAssignment> out = new HashMap<>(members.length * 2);
         for (int m = 0; m < members.length; m++) {
-            MemberAssignment current = groupSpec.memberAssignment(members[m]);
-            if (current != null && keepsAll(problem, result, m, claimed[m])) {
-                out.put(members[m], current); // unchanged: hand back the broker's own object
+            if (current[m] != null && keepsAll(problem, result, m, claimed[m])) {
+                out.put(members[m], current[m]); // unchanged: hand back the broker's own object
                 continue;
             }
             Map<Uuid, Set<Integer>> partitions = new HashMap<>();
@@ -125,33 +146,60 @@ public class BalancedStickyAssignor implements ConsumerGroupPartitionAssignor {
     /**
      * Member -> topic -> partitions its current assignment claims, only on topics it
      * subscribes to (any order, may hold junk: {@link Problem#resolve} sorts it out);
-     * claimed[m] gets the size of member m's whole current assignment.
+     * claimed[m] gets the size of member m's whole current assignment, current[m] the
+     * assignment itself (looked up once).
      */
     private static int[][][] readClaims(GroupSpec groupSpec, String[] members,
-            Subscriptions subscriptions, int[] claimed) {
-        int[][][] claims = new int[members.length][subscriptions.counts.length][];
+            Subscriptions subscriptions, int[] claimed, MemberAssignment[] current) {
+        ClaimReader reader = new ClaimReader(subscriptions, members.length, claimed);
         for (int m = 0; m < members.length; m++) {
-            MemberAssignment current = groupSpec.memberAssignment(members[m]);
-            if (current == null) {
-                continue;
-            }
-            boolean[] subscribed = subscriptions.subscribed(m);
-            for (Map.Entry<Uuid, Set<Integer>> e : current.partitions().entrySet()) {
-                Set<Integer> set = e.getValue();
-                claimed[m] += set.size();
-                Integer t = subscriptions.topicIndex.get(e.getKey());
-                if (t == null || !subscribed[t] || set.isEmpty()) {
-                    continue;
-                }
-                int[] ps = new int[set.size()];
-                int i = 0;
-                for (int p : set) {
-                    ps[i++] = p;
-                }
-                claims[m][t] = ps;
+            current[m] = groupSpec.memberAssignment(members[m]);
+            if (current[m] != null) {
+                reader.member = m;
+                current[m].partitions().forEach(reader); // no iterator: a third faster
             }
         }
-        return claims;
+        return reader.claims;
+    }
+
+    /** One member's sets into {@link #claims}, for {@link #readClaims}. */
+    private static final class ClaimReader implements BiConsumer<Uuid, Set<Integer>>, Consumer<Integer> {
+        final Subscriptions subscriptions;
+        final int[][][] claims;
+        final int[] claimed;
+        int member;
+        // one set's partitions, as Set.forEach hands them over (a HashSet's walks its table:
+        // no iterator, the broker's owned sets are HashSets)
+        private int[] ps;
+        private int size;
+
+        ClaimReader(Subscriptions subscriptions, int members, int[] claimed) {
+            this.subscriptions = subscriptions;
+            this.claims = new int[members][subscriptions.counts.length][];
+            this.claimed = claimed;
+        }
+
+        @Override
+        public void accept(Uuid topicId, Set<Integer> set) {
+            int n = set.size();
+            claimed[member] += n;
+            int t = subscriptions.topicIndex.get(topicId);
+            if (t < 0 || n == 0 || !subscriptions.subscribes(member, t)) {
+                return;
+            }
+            ps = new int[n];
+            size = 0;
+            set.forEach(this);
+            claims[member][t] = size == ps.length ? ps : Arrays.copyOf(ps, size);
+        }
+
+        @Override
+        public void accept(Integer p) {
+            if (size == ps.length) {
+                ps = Arrays.copyOf(ps, 2 * size + 1); // a set whose size() undercounts: be safe
+            }
+            ps[size++] = p;
+        }
     }
 
     /**
@@ -184,24 +232,24 @@ public class BalancedStickyAssignor implements ConsumerGroupPartitionAssignor {
 
     /** Static members first by instance id, then the others by member id (ties: member id). */
     static String[] canonicalMembers(GroupSpec groupSpec) {
+        return ids(canonicalKeys(groupSpec));
+    }
+
+    /** The members in canonical order, each with its subscription (looked up once). */
+    private static CanonicalKey[] canonicalKeys(GroupSpec groupSpec) {
         Collection<String> ids = groupSpec.memberIds();
         CanonicalKey[] keys = new CanonicalKey[ids.size()];
         int i = 0;
         boolean dynamic = true;
         for (String member : ids) {
-            keys[i] = new CanonicalKey(member,
-                    groupSpec.memberSubscription(member).instanceId().orElse(null));
+            keys[i] = new CanonicalKey(member, groupSpec.memberSubscription(member));
             dynamic &= keys[i++].instance == null;
         }
         if (dynamic && keys.length <= 1 << 16) {
             return byPrefix(keys);
         }
         Arrays.sort(keys);
-        String[] members = new String[keys.length];
-        for (i = 0; i < keys.length; i++) {
-            members[i] = keys[i].member;
-        }
-        return members;
+        return keys;
     }
 
     /**
@@ -209,7 +257,7 @@ public class BalancedStickyAssignor implements ConsumerGroupPartitionAssignor {
      * long (with the index in the low 16 bits), then runs that share those characters by the
      * whole id. The same order as comparing the ids, in a fraction of the time.
      */
-    private static String[] byPrefix(CanonicalKey[] keys) {
+    private static CanonicalKey[] byPrefix(CanonicalKey[] keys) {
         long[] packed = new long[keys.length];
         for (int i = 0; i < keys.length; i++) {
             String id = keys[i].member;
@@ -218,16 +266,16 @@ public class BalancedStickyAssignor implements ConsumerGroupPartitionAssignor {
                 char ch = c < id.length() ? id.charAt(c) : 0;
                 if (ch > 0x7f) {
                     Arrays.sort(keys);
-                    return ids(keys);
+                    return keys;
                 }
                 prefix = prefix << 8 | ch;
             }
             packed[i] = prefix << 16 | i;
         }
         Arrays.sort(packed); // ASCII: prefixes below 2^47, the packed longs are positive
-        String[] members = new String[keys.length];
+        CanonicalKey[] sorted = new CanonicalKey[keys.length];
         for (int i = 0; i < keys.length; i++) {
-            members[i] = keys[(int) (packed[i] & 0xffff)].member;
+            sorted[i] = keys[(int) (packed[i] & 0xffff)];
         }
         for (int i = 0; i < keys.length; ) {
             int j = i + 1;
@@ -235,11 +283,11 @@ public class BalancedStickyAssignor implements ConsumerGroupPartitionAssignor {
                 j++;
             }
             if (j - i > 1) {
-                Arrays.sort(members, i, j);
+                Arrays.sort(sorted, i, j); // dynamic members: by member id
             }
             i = j;
         }
-        return members;
+        return sorted;
     }
 
     private static String[] ids(CanonicalKey[] keys) {
@@ -254,10 +302,12 @@ public class BalancedStickyAssignor implements ConsumerGroupPartitionAssignor {
     private static final class CanonicalKey implements Comparable<CanonicalKey> {
         final String member;
         final String instance; // null for a dynamic member
+        final MemberSubscription subscription;
 
-        CanonicalKey(String member, String instance) {
+        CanonicalKey(String member, MemberSubscription subscription) {
             this.member = member;
-            this.instance = instance;
+            this.instance = subscription.instanceId().orElse(null);
+            this.subscription = subscription;
         }
 
         @Override

@@ -9,19 +9,31 @@ package io.github.kafkaassignors.broker;
 final class HeterogeneousAssignmentBuilder {
     private final Problem problem;
     private final boolean warm;
+    private final Path.Sink path;
 
     HeterogeneousAssignmentBuilder(Problem problem) {
-        this(problem, true);
+        this(problem, true, null);
     }
 
     /** @param warm false: the flow from nothing ({@link ShareFlow}; tests compare the two) */
     HeterogeneousAssignmentBuilder(Problem problem, boolean warm) {
+        this(problem, warm, null);
+    }
+
+    HeterogeneousAssignmentBuilder(Problem problem, boolean warm, Path.Sink path) {
         this.problem = problem;
         this.warm = warm;
+        this.path = path;
     }
 
     int[][][] build() {
-        int[][] x = warm ? WarmShares.solve(problem) : ShareFlow.of(problem).solve();
+        int[][] x;
+        if (warm) {
+            x = WarmShares.solve(problem, path);
+        } else {
+            Path.note(path, Path.FLOW);
+            x = ShareFlow.of(problem).solve();
+        }
         return Dealer.deal(problem, x);
     }
 }

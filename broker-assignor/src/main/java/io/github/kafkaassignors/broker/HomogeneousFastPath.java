@@ -1,39 +1,46 @@
 package io.github.kafkaassignors.broker;
 
-import java.util.Arrays;
 import java.util.Collections;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Set;
-import java.util.function.BiConsumer;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.coordinator.group.api.assignor.GroupAssignment;
 import org.apache.kafka.coordinator.group.api.assignor.GroupSpec;
 import org.apache.kafka.coordinator.group.api.assignor.MemberAssignment;
+import org.apache.kafka.coordinator.group.api.assignor.MemberSubscription;
 
 /**
- * Identical subscriptions without racks, worked from set sizes: a new group, and the usual
- * rebalance of a stable group (a member leaves, partitions are added) where every member can
- * keep every partition of a topic up to the floor of partitions/members plus one. Only the
- * sets of members that shed partitions (beyond that) or gain some are read; the free
- * partitions are found with {@link GroupSpec#isPartitionAssigned}, after checking that their
- * number is what the sizes imply (else claims overlap or lie out of range). The result has the
- * guarantees of {@link HomogeneousAssignmentBuilder} (the same shape, every extra kept: the
- * fewest moves) and is deterministic; returns null whenever an assumption fails, and the
- * general path decides.
+ * Identical subscriptions without racks: a new group is dealt directly here (the assignment
+ * the general path gives, each member's share of a topic a run of consecutive partitions); a
+ * stable group goes to {@link HomogeneousRebalance} (a member leaves or joins, partitions are
+ * added). Either has the guarantees of {@link HomogeneousAssignmentBuilder} (the same shape,
+ * every extra kept: the fewest moves) and is deterministic; null whenever an assumption
+ * fails, and the general path decides.
  */
 final class HomogeneousFastPath {
     private HomogeneousFastPath() {
     }
 
     /** @param members in canonical order; every member subscribes to every topic of {@code s} */
-    static GroupAssignment assign(GroupSpec spec, String[] members, Subscriptions s) {
+    static GroupAssignment assign(GroupSpec spec, String[] members, Subscriptions s,
+            Path.Sink path) {
+        MemberSubscription[] specs = new MemberSubscription[members.length];
+        for (int m = 0; m < members.length; m++) {
+            specs[m] = spec.memberSubscription(members[m]);
+        }
+        return assign(spec, members, specs, s, path);
+    }
+
+    /** @param specs each member's subscription, in the order of {@code members} */
+    static GroupAssignment assign(GroupSpec spec, String[] members, MemberSubscription[] specs,
+            Subscriptions s, Path.Sink path) {
         int count = s.counts.length;
         if (count == 0 || s.subs[0].length != count) {
             return null;
         }
-        for (String member : members) {
-            if (spec.memberSubscription(member).rackId().isPresent()) {
+        for (MemberSubscription member : specs) {
+            if (member.rackId().isPresent()) {
                 return null;
             }
         }
@@ -50,7 +57,15 @@ final class HomogeneousFastPath {
                 }
             }
         }
-        return owned ? new Rebalance(spec, members, s, current).run() : fresh(members, s, current);
+        if (!owned) {
+            Path.note(path, Path.IDENTICAL_FRESH);
+            return fresh(members, s, current);
+        }
+        GroupAssignment result = new HomogeneousRebalance(spec, members, s, current).run();
+        if (result != null) {
+            Path.note(path, Path.IDENTICAL_STABLE);
+        }
+        return result;
     }
 
     /**
@@ -127,417 +142,5 @@ final class HomogeneousFastPath {
             ps[i] = first + i;
         }
         return new PartitionSet(ps);
-    }
-
-    /** A group where some member owns something. */
-    private static final class Rebalance {
-        final GroupSpec spec;
-        final String[] members;
-        final Subscriptions s;
-        final MemberAssignment[] current;
-        final int size;
-        final int topics;
-        final int[] base;
-        final int[] need; // extras of each topic still to place
-        final int[] deg; // extras a member holds
-        // the members' non-empty sets on our topics: entries start[m]..start[m+1]-1
-        int[] start;
-        int[] entryTopic;
-        int[] entrySize;
-        Map<Uuid, Set<Integer>>[] maps;
-        int entries;
-
-        Rebalance(GroupSpec spec, String[] members, Subscriptions s, MemberAssignment[] current) {
-            this.spec = spec;
-            this.members = members;
-            this.s = s;
-            this.current = current;
-            this.size = members.length;
-            this.topics = s.counts.length;
-            this.base = new int[topics];
-            this.need = new int[topics];
-            this.deg = new int[size];
-        }
-
-        @SuppressWarnings("unchecked")
-        GroupAssignment run() {
-            long total = 0;
-            int withBase = 0;
-            for (int t = 0; t < topics; t++) {
-                base[t] = s.counts[t] / size;
-                need[t] = s.counts[t] % size;
-                total += need[t];
-                if (base[t] > 0) {
-                    withBase++;
-                }
-            }
-            int quota = (int) (total / size);
-            int bonus = (int) (total % size);
-            // sizes only: which extras members hold, who sheds, who lacks a topic's floor
-            // (every stored entry holds a partition of ours: at most min(P, M x T) of them)
-            start = new int[size + 1];
-            maps = new Map[size];
-            long all = 0;
-            for (int n : s.counts) {
-                all += n;
-            }
-            int most = (int) Math.min(all, (long) size * topics);
-            entryTopic = new int[most];
-            entrySize = new int[most];
-            claimed = new long[topics];
-            holders = new int[topics];
-            sheds = new boolean[size];
-            short_ = new boolean[size];
-            BiConsumer<Uuid, Set<Integer>> visit = this::visit;
-            int full = 0;
-            for (int m = 0; m < size; m++) {
-                start[m] = entries;
-                member = m;
-                atBase = 0;
-                if (current[m] != null) {
-                    maps[m] = current[m].partitions();
-                    maps[m].forEach(visit); // no iterator: a third faster on 50,000 small sets
-                    if (bad) {
-                        return null;
-                    }
-                }
-                short_[m] |= atBase < withBase;
-                if (deg[m] > quota + 1) {
-                    return null;
-                }
-                if (deg[m] == quota + 1) {
-                    full++;
-                }
-            }
-            start[size] = entries;
-            if (full > bonus) {
-                return null;
-            }
-            for (int t = 0; t < topics; t++) {
-                if (need[t] < 0 || claimed[t] > s.counts[t]) {
-                    return null;
-                }
-            }
-            // the free partitions: exactly as many as the sizes leave, or claims are not disjoint
-            int[][] pool = new int[topics][];
-            int[] poolSize = new int[topics];
-            for (int t = 0; t < topics; t++) {
-                int free = (int) (s.counts[t] - claimed[t]);
-                pool[t] = new int[free];
-                if (free == 0) {
-                    continue; // fully claimed (the broker's target assignment is disjoint)
-                }
-                if (claimed[t] == 0) {
-                    for (int p = 0; p < free; p++) {
-                        pool[t][p] = p;
-                    }
-                    poolSize[t] = free;
-                    continue;
-                }
-                Uuid id = s.topicIds.get(t);
-                for (int p = 0; p < s.counts[t]; p++) {
-                    if (!spec.isPartitionAssigned(id, p)) {
-                        if (poolSize[t] == free) {
-                            return null;
-                        }
-                        pool[t][poolSize[t]++] = p;
-                    }
-                }
-                if (poolSize[t] != free) {
-                    return null;
-                }
-            }
-            // shedders keep their lowest partitions up to floor + 1 of each topic
-            int[][] keptOf = null; // entry -> the partitions a shedder keeps
-            for (int m = 0; m < size; m++) {
-                if (!sheds[m]) {
-                    continue;
-                }
-                for (int i = start[m]; i < start[m + 1]; i++) {
-                    int t = entryTopic[i];
-                    if (entrySize[i] <= base[t] + 1) {
-                        continue;
-                    }
-                    int[] ps = sorted(setOf(m, t), s.counts[t]);
-                    if (ps == null) {
-                        return null;
-                    }
-                    if (keptOf == null) {
-                        keptOf = new int[entries][];
-                    }
-                    keptOf[i] = Arrays.copyOf(ps, base[t] + 1);
-                    int shed = ps.length - base[t] - 1;
-                    if (pool[t].length < poolSize[t] + shed) {
-                        pool[t] = Arrays.copyOf(pool[t], poolSize[t] + shed);
-                    }
-                    System.arraycopy(ps, base[t] + 1, pool[t], poolSize[t], shed);
-                    poolSize[t] += shed;
-                }
-            }
-            for (int t = 0; t < topics; t++) {
-                if (poolSize[t] != pool[t].length) {
-                    pool[t] = Arrays.copyOf(pool[t], poolSize[t]);
-                }
-                if (!Problem.isSorted(pool[t])) {
-                    Arrays.sort(pool[t]);
-                }
-                for (int i = 1; i < pool[t].length; i++) {
-                    if (pool[t][i] == pool[t][i - 1]) {
-                        return null; // a shed partition the broker calls free
-                    }
-                }
-            }
-            // complete the shape: extras still to place go to members without one of the topic
-            int[][] gained = fill(quota, bonus, holders);
-            if (gained == null) {
-                return null;
-            }
-            // who changes, canonical order: shedders, members that gain an extra or lack a floor
-            Map<String, MemberAssignment> out = new HashMap<>(size * 2);
-            int[] taken = new int[topics];
-            int[] ownSize = new int[topics];
-            int[] ownEntry = new int[topics];
-            Arrays.fill(ownEntry, -1);
-            for (int m = 0; m < size; m++) {
-                if (!sheds[m] && !short_[m] && gained[m] == null) {
-                    if (current[m] != null) {
-                        out.put(members[m], current[m]);
-                    } else {
-                        out.put(members[m], new Assignment(Collections.emptyMap()));
-                    }
-                    continue;
-                }
-                for (int i = start[m]; i < start[m + 1]; i++) {
-                    ownSize[entryTopic[i]] = entrySize[i];
-                    ownEntry[entryTopic[i]] = i;
-                }
-                if (gained[m] != null) {
-                    for (int t : gained[m]) {
-                        ownSize[t] = -1 - ownSize[t]; // marks a new extra
-                    }
-                }
-                Map<Uuid, Set<Integer>> partitions = new HashMap<>();
-                for (int t = 0; t < topics; t++) {
-                    boolean extra = ownSize[t] < 0;
-                    int own = extra ? -1 - ownSize[t] : ownSize[t];
-                    int i = ownEntry[t];
-                    int target = base[t] + (extra || own > base[t] ? 1 : 0);
-                    Set<Integer> set;
-                    if (own == target) {
-                        set = own == 0 ? null : setOf(m, t);
-                    } else if (own > target) {
-                        set = new PartitionSet(keptOf[i]);
-                    } else {
-                        int[] ps = new int[target];
-                        int k = 0;
-                        if (own > 0) {
-                            for (int p : setOf(m, t)) {
-                                ps[k++] = p;
-                            }
-                        }
-                        int want = target - own;
-                        if (taken[t] + want > pool[t].length) {
-                            return null;
-                        }
-                        System.arraycopy(pool[t], taken[t], ps, k, want);
-                        taken[t] += want;
-                        Arrays.sort(ps);
-                        set = new PartitionSet(ps);
-                    }
-                    if (set != null) {
-                        partitions.put(s.topicIds.get(t), set);
-                    }
-                    ownSize[t] = 0;
-                    ownEntry[t] = -1;
-                }
-                out.put(members[m], new Assignment(Collections.unmodifiableMap(partitions)));
-            }
-            for (int t = 0; t < topics; t++) {
-                if (taken[t] != pool[t].length) {
-                    return null;
-                }
-            }
-            return new GroupAssignment(out);
-        }
-
-        private Set<Integer> setOf(int m, int t) {
-            return maps[m].get(s.topicIds.get(t));
-        }
-
-        // one member's sets, read by visit
-        long[] claimed;
-        int[] holders;
-        boolean[] sheds;
-        boolean[] short_;
-        int member;
-        int atBase;
-        boolean bad;
-
-        private void visit(Uuid topicId, Set<Integer> ps) {
-            int n = ps.size();
-            if (n == 0 || bad) {
-                return;
-            }
-            Integer topic = s.topicIndex.get(topicId);
-            if (topic == null || entries == entryTopic.length) {
-                bad = true; // a claim to drop, or more claims than partitions: the general path
-                return;
-            }
-            int t = topic;
-            entryTopic[entries] = t;
-            entrySize[entries++] = n;
-            claimed[t] += n;
-            if (n > base[t]) {
-                deg[member]++;
-                need[t]--;
-                holders[t]++;
-                sheds[member] |= n > base[t] + 1;
-            }
-            if (base[t] > 0) {
-                if (n >= base[t]) {
-                    atBase++;
-                } else {
-                    short_[member] = true;
-                }
-            }
-        }
-
-        /**
-         * Topic by topic (the most wanted first), to members that hold no extra of it: those
-         * below the quota first (the fewest extras first, then canonical order), then those
-         * at the quota while places with one more are left. Member -> new extras' topics
-         * (null where none), or null when the greedy gets stuck.
-         */
-        private int[][] fill(int quota, int bonus, int[] holders) {
-            int bonusLeft = bonus;
-            for (int m = 0; m < size; m++) {
-                if (deg[m] == quota + 1) {
-                    bonusLeft--;
-                }
-            }
-            Integer[] order = new Integer[topics];
-            int wanted = 0;
-            for (int t = 0; t < topics; t++) {
-                if (need[t] > 0) {
-                    order[wanted++] = t;
-                }
-            }
-            int[][] gained = new int[size][];
-            if (wanted == 0) {
-                for (int m = 0; m < size; m++) {
-                    if (deg[m] < quota) {
-                        return null;
-                    }
-                }
-                return gained;
-            }
-            Arrays.sort(order, 0, wanted, (a, b) -> need[a] != need[b] ? need[b] - need[a] : a - b);
-            // wanted topic -> members holding an extra of it
-            int[][] holding = new int[topics][];
-            for (int w = 0; w < wanted; w++) {
-                holding[order[w]] = new int[holders[order[w]]];
-                holders[order[w]] = 0;
-            }
-            for (int m = 0; m < size; m++) {
-                for (int i = start[m]; i < start[m + 1]; i++) {
-                    int t = entryTopic[i];
-                    if (holding[t] != null && entrySize[i] > base[t]) {
-                        holding[t][holders[t]++] = m;
-                    }
-                }
-            }
-            // buckets by extras held, 0..quota, canonical order; stale entries skipped
-            int[][] bucket = new int[quota + 1][];
-            int[] bucketSize = new int[quota + 1];
-            int[] head = new int[quota + 1];
-            for (int m = 0; m < size; m++) {
-                if (deg[m] <= quota) {
-                    bucketSize[deg[m]]++;
-                }
-            }
-            for (int d = 0; d <= quota; d++) {
-                bucket[d] = new int[Math.max(4, bucketSize[d])];
-                bucketSize[d] = 0;
-            }
-            for (int m = 0; m < size; m++) {
-                if (deg[m] <= quota) {
-                    bucket[deg[m]][bucketSize[deg[m]]++] = m;
-                }
-            }
-            boolean[] holds = new boolean[size];
-            int[] got = new int[size];
-            int[] picked = new int[size];
-            for (int w = 0; w < wanted; w++) {
-                int t = order[w];
-                for (int m : holding[t]) {
-                    holds[m] = true;
-                }
-                int picks = 0;
-                for (int d = 0; d <= quota && picks < need[t]; d++) {
-                    while (head[d] < bucketSize[d] && deg[bucket[d][head[d]]] != d) {
-                        head[d]++;
-                    }
-                    for (int i = head[d]; i < bucketSize[d] && picks < need[t]; i++) {
-                        int m = bucket[d][i];
-                        if (deg[m] != d || holds[m]) {
-                            continue;
-                        }
-                        if (d == quota) {
-                            if (bonusLeft == 0) {
-                                break;
-                            }
-                            bonusLeft--;
-                        }
-                        holds[m] = true; // taken once per topic
-                        picked[picks++] = m;
-                    }
-                }
-                if (picks < need[t]) {
-                    return null;
-                }
-                for (int m : holding[t]) {
-                    holds[m] = false;
-                }
-                for (int i = 0; i < picks; i++) {
-                    int m = picked[i];
-                    holds[m] = false;
-                    if (gained[m] == null) {
-                        gained[m] = new int[Math.max(1, quota + 1 - deg[m])];
-                    }
-                    gained[m][got[m]++] = t;
-                    int d = ++deg[m];
-                    if (d <= quota) {
-                        if (bucketSize[d] == bucket[d].length) {
-                            bucket[d] = Arrays.copyOf(bucket[d], bucketSize[d] * 2);
-                        }
-                        bucket[d][bucketSize[d]++] = m;
-                    }
-                }
-                need[t] = 0;
-            }
-            for (int m = 0; m < size; m++) {
-                if (deg[m] < quota) {
-                    return null;
-                }
-                if (gained[m] != null && gained[m].length != got[m]) {
-                    gained[m] = Arrays.copyOf(gained[m], got[m]);
-                }
-            }
-            return gained;
-        }
-    }
-
-    /** A set's partitions ascending, or null if one lies outside 0..count-1. */
-    private static int[] sorted(Set<Integer> set, int count) {
-        int[] ps = new int[set.size()];
-        int i = 0;
-        for (int p : set) {
-            if (p < 0 || p >= count) {
-                return null;
-            }
-            ps[i++] = p;
-        }
-        Arrays.sort(ps);
-        return ps;
     }
 }

@@ -89,6 +89,26 @@ final class Problem {
         return new Problem(counts, subs, claims);
     }
 
+    /**
+     * {@link #resolve} for claims already only on topics each member subscribes to (what the
+     * assignor reads): only those entries are looked at, not every topic of every member.
+     */
+    static Problem resolveSubscribed(int[] counts, int[][] subs, int[][][] claims) {
+        boolean[][] taken = new boolean[counts.length][];
+        for (int t = 0; t < counts.length; t++) {
+            taken[t] = new boolean[counts[t]];
+        }
+        for (int m = 0; m < subs.length; m++) {
+            int[][] mine = claims[m];
+            for (int t : subs[m]) {
+                if (mine[t] != null) {
+                    mine[t] = valid(mine[t], taken[t]);
+                }
+            }
+        }
+        return new Problem(counts, subs, claims);
+    }
+
     /** The claimed partitions that exist and nobody took yet, ascending; null if none. */
     private static int[] valid(int[] ps, boolean[] taken) {
         if (!isSorted(ps)) {

@@ -2,13 +2,13 @@ package io.github.kafkaassignors.broker;
 
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.HashMap;
 import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.coordinator.group.api.assignor.GroupSpec;
+import org.apache.kafka.coordinator.group.api.assignor.MemberSubscription;
 import org.apache.kafka.coordinator.group.api.assignor.SubscribedTopicDescriber;
 import org.apache.kafka.coordinator.group.api.assignor.SubscriptionType;
 
@@ -21,15 +21,14 @@ import org.apache.kafka.coordinator.group.api.assignor.SubscriptionType;
 final class Subscriptions {
     /** Topic number -> topic id. */
     final List<Uuid> topicIds;
-    /** Topic id -> topic number. */
-    final Map<Uuid, Integer> topicIndex;
+    /** Topic id -> topic number (-1: not ours). */
+    final UuidIndex topicIndex;
     /** Topic number -> partitions. */
     final int[] counts;
     /** Member -> subscribed topic numbers, ascending (members with equal subscriptions share one array). */
     final int[][] subs;
-    private final IdentityHashMap<int[], boolean[]> masks = new IdentityHashMap<>();
 
-    private Subscriptions(List<Uuid> topicIds, Map<Uuid, Integer> topicIndex, int[] counts,
+    private Subscriptions(List<Uuid> topicIds, UuidIndex topicIndex, int[] counts,
             int[][] subs) {
         this.topicIds = topicIds;
         this.topicIndex = topicIndex;
@@ -40,19 +39,29 @@ final class Subscriptions {
     /** @param members in canonical order */
     static Subscriptions read(GroupSpec groupSpec, String[] members,
             SubscribedTopicDescriber describer) {
+        MemberSubscription[] specs = new MemberSubscription[members.length];
+        for (int m = 0; m < members.length; m++) {
+            specs[m] = groupSpec.memberSubscription(members[m]);
+        }
+        return read(groupSpec, members, specs, describer);
+    }
+
+    /** @param specs each member's subscription, in the order of {@code members} */
+    static Subscriptions read(GroupSpec groupSpec, String[] members, MemberSubscription[] specs,
+            SubscribedTopicDescriber describer) {
         List<Set<Uuid>> distinct = new ArrayList<>();
         int[] kind = new int[members.length];
         if (groupSpec.subscriptionType() == SubscriptionType.HOMOGENEOUS) {
             // the broker counts subscribers per topic: trusted as Kafka's own assignors do
             // (comparing 5,000 sets of 100 topics cost more than the whole assignment)
-            distinct.add(groupSpec.memberSubscription(members[0]).subscribedTopicIds());
+            distinct.add(specs[0].subscribedTopicIds());
         } else {
             // one entry per set object (the broker shares equal subscriptions' sets); equal
             // sets that are different objects are not looked for: hashing and comparing
             // thousands of sets of topic ids cost more than numbering each one
-            Map<Set<Uuid>, Integer> byObject = new IdentityHashMap<>();
+            Map<Set<Uuid>, Integer> byObject = new IdentityHashMap<>(members.length);
             for (int m = 0; m < members.length; m++) {
-                Set<Uuid> topics = groupSpec.memberSubscription(members[m]).subscribedTopicIds();
+                Set<Uuid> topics = specs[m].subscribedTopicIds();
                 Integer k = byObject.get(topics);
                 if (k == null) {
                     k = distinct.size();
@@ -64,20 +73,19 @@ final class Subscriptions {
         }
 
         // every topic id once, numbered as met, then renumbered in id order
-        Map<Uuid, Integer> met = new HashMap<>();
+        UuidIndex met = new UuidIndex(64);
         List<Uuid> seen = new ArrayList<>();
         int[][] provisional = new int[distinct.size()][];
         for (int k = 0; k < provisional.length; k++) {
             Set<Uuid> set = distinct.get(k);
             // size() is only a bound: the broker's set counts subscribed topic names, and
-            // its iterator skips names its metadata does not have yet (a topic just created)
+            // its iterator skips names its metadata does not have yet (a topic just created);
+            // its toArray throws (Kafka's TopicIds): iterate
             int[] ts = new int[set.size()];
             int i = 0;
             for (Uuid id : set) {
-                Integer t = met.get(id);
-                if (t == null) {
-                    t = seen.size();
-                    met.put(id, t);
+                int t = met.putIfAbsent(id, seen.size());
+                if (t == seen.size()) {
                     seen.add(id);
                 }
                 if (i == ts.length) {
@@ -100,10 +108,10 @@ final class Subscriptions {
                 sizes.add(n);
             }
         }
-        Map<Uuid, Integer> topicIndex = new HashMap<>(topicIds.size() * 2);
+        UuidIndex topicIndex = new UuidIndex(topicIds.size());
         int[] counts = new int[topicIds.size()];
         for (int t = 0; t < counts.length; t++) {
-            topicIndex.put(topicIds.get(t), t);
+            topicIndex.putIfAbsent(topicIds.get(t), t);
             counts[t] = sizes.get(t);
         }
         int[][] numbered = new int[distinct.size()][];
@@ -126,14 +134,17 @@ final class Subscriptions {
         return new Subscriptions(topicIds, topicIndex, counts, subs);
     }
 
-    /** Topic number -> whether member m subscribes to it (one array per distinct subscription). */
-    boolean[] subscribed(int m) {
-        return masks.computeIfAbsent(subs[m], s -> {
-            boolean[] mask = new boolean[counts.length];
-            for (int t : s) {
-                mask[t] = true;
+    /** Whether member m subscribes to topic t (its topics are few, or sorted: a search). */
+    boolean subscribes(int m, int t) {
+        int[] mine = subs[m];
+        if (mine.length <= 8) {
+            for (int u : mine) {
+                if (u == t) {
+                    return true;
+                }
             }
-            return mask;
-        });
+            return false;
+        }
+        return Arrays.binarySearch(mine, t) >= 0;
     }
 }

@@ -55,12 +55,40 @@ final class AssignmentTestUtil {
         final String instanceId;
         final Set<Uuid> topics;
         final Map<Uuid, Set<Integer>> owned;
+        /** What the broker hands over: Kafka's TopicIds iterates, but its toArray throws. */
+        final Set<Uuid> subscription;
 
         Member(String id, String instanceId, Set<Uuid> topics, Map<Uuid, Set<Integer>> owned) {
             this.id = id;
             this.instanceId = instanceId;
             this.topics = topics;
             this.owned = owned;
+            this.subscription = new AbstractSet<>() {
+                @Override
+                public Iterator<Uuid> iterator() {
+                    return topics.iterator();
+                }
+
+                @Override
+                public int size() {
+                    return topics.size();
+                }
+
+                @Override
+                public boolean contains(Object o) {
+                    return topics.contains(o);
+                }
+
+                @Override
+                public Object[] toArray() {
+                    throw new UnsupportedOperationException();
+                }
+
+                @Override
+                public <T> T[] toArray(T[] a) {
+                    throw new UnsupportedOperationException();
+                }
+            };
         }
     }
 
@@ -141,7 +169,7 @@ final class AssignmentTestUtil {
 
                 @Override
                 public Set<Uuid> subscribedTopicIds() {
-                    return m.topics;
+                    return m.subscription;
                 }
             };
         }

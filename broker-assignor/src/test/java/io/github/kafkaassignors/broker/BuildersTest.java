@@ -308,6 +308,71 @@ class BuildersTest {
         }
     }
 
+    /** Members join a stable group with unequal subscriptions, or one member changes its
+     *  subscription: some partitions have to move, and where the warm start moves no more than
+     *  the lower bounds force it stops without a search ({@link Shares#meetsLowerBounds}); on
+     *  every group it reaches the objectives of {@link ShareFlow}, and most groups that were
+     *  at their lower bounds when new are again after one member joins or resubscribes, without
+     *  a search. */
+    @Test
+    void testWarmStartAfterAJoinOrAResubscription() {
+        Random random = new Random(5454);
+        int shortcut = 0;
+        int boundedRounds = 0;
+        int rounds = 60;
+        for (int round = 0; round < rounds; round++) {
+            boolean halves = round % 2 == 0;
+            int topics = halves ? 10 + random.nextInt(20) : 5 + random.nextInt(20);
+            int members = 20 + random.nextInt(200);
+            int[] counts = new int[topics];
+            for (int t = 0; t < topics; t++) {
+                counts[t] = halves ? 5 + random.nextInt(60) : 1 + random.nextInt(100);
+            }
+            int joining = round % 3 == 2 ? 0 : 1 + random.nextInt(3); // 0: a resubscription
+            int[][] subs = new int[members + joining][];
+            for (int m = 0; m < subs.length; m++) {
+                final int mm = m;
+                subs[m] = halves
+                        ? java.util.stream.IntStream.range(0, topics)
+                                .filter(t -> t == mm % topics || random.nextBoolean()).toArray()
+                        : random.ints(1 + random.nextInt(4), 0, topics).distinct().sorted().toArray();
+            }
+            List<List<int[]>> none = new ArrayList<>();
+            for (int m = 0; m < members; m++) {
+                none.add(new ArrayList<>(java.util.Collections.nCopies(topics, (int[]) null)));
+            }
+            Problem fresh = Problem.resolve(counts, Arrays.copyOf(subs, members), arrays(none));
+            String[] freshPath = {""};
+            int[][][] first = new HeterogeneousAssignmentBuilder(fresh, true, n -> freshPath[0] = n).build();
+            boolean bounded = !freshPath[0].equals(Path.WARM_CYCLES);
+            List<List<int[]>> claims = new ArrayList<>();
+            for (int m = 0; m < members + joining; m++) {
+                claims.add(m < members ? new ArrayList<>(Arrays.asList(first[m]))
+                        : new ArrayList<>(java.util.Collections.nCopies(topics, (int[]) null)));
+            }
+            int[][] subsAfter = subs;
+            if (joining == 0) {
+                subsAfter = Arrays.copyOf(subs, members);
+                int t = random.nextInt(topics); // member 0 swaps a topic for t (or adds t)
+                int[] mine = subsAfter[0];
+                subsAfter[0] = java.util.stream.IntStream.concat(
+                        Arrays.stream(mine).filter(u -> u != mine[0]), java.util.stream.IntStream.of(t))
+                        .distinct().sorted().toArray();
+            }
+            Problem problem = Problem.resolve(counts, subsAfter, arrays(claims));
+            String[] path = {""};
+            long[] warm = objectives(problem, new HeterogeneousAssignmentBuilder(problem, true, n -> path[0] = n).build());
+            long[] full = objectives(problem, new HeterogeneousAssignmentBuilder(problem, false).build());
+            assertEquals(Arrays.toString(full), Arrays.toString(warm), "round " + round + " " + path[0]);
+            if (bounded && joining <= 1) { // several joiners: the bounds need not be tight
+                boundedRounds++;
+                shortcut += path[0].equals(Path.WARM_CYCLES) ? 0 : 1;
+            }
+        }
+        assertTrue(shortcut * 4 >= boundedRounds * 3, "of " + boundedRounds
+                + " groups at their lower bounds when fresh, " + shortcut + " were again after the event");
+    }
+
     /** The vectors' h49-4-leave (seed 10, scale 5): three members on overlapping topics. The
      *  objectives leave three optima, of worst per-topic spread 6, 7 and 8; the cycles alone
      *  stopped at 8, the zero-cost narrowing ({@link WarmShares}) reaches 6. */

@@ -39,7 +39,7 @@ class FastPathTest {
 
     private static GroupAssignment fast(FakeGroup group, FakeTopics topics) {
         String[] members = BalancedStickyAssignor.canonicalMembers(group);
-        return HomogeneousFastPath.assign(group, members, Subscriptions.read(group, members, topics));
+        return HomogeneousFastPath.assign(group, members, Subscriptions.read(group, members, topics), null);
     }
 
     /** Sum of squared loads and sum over topics of squared shares. */
@@ -174,6 +174,41 @@ class FastPathTest {
             }
         }
         assertTrue(answered[0] > steps / 2, "the fast path answered " + answered[0] + " of " + steps);
+    }
+
+    /**
+     * Members join a stable group whose topics have fewer partitions than members (each member
+     * holds extras only): the members over the new quota give some up, and the fast path
+     * answers with the general path's objectives (checked by {@link #step}).
+     */
+    @Test
+    void testReassignmentWhenMembersJoinTakesTheFastPath() {
+        Random random = new Random(5);
+        for (int round = 0; round < 40; round++) {
+            FakeTopics topics = new FakeTopics();
+            Set<Uuid> subscribed = new HashSet<>();
+            int topicCount = 2 + random.nextInt(30);
+            int members = 3 + random.nextInt(40);
+            for (int t = 0; t < topicCount; t++) {
+                subscribed.add(topicId(t));
+                topics.put(topicId(t), 1 + random.nextInt(members));
+            }
+            FakeGroup group = new FakeGroup();
+            int next = 0;
+            for (int m = 0; m < members; m++) {
+                group.add(String.format("m%03d", next++), subscribed);
+            }
+            int[] answered = new int[1];
+            GroupAssignment result = step(group, topics, random, true, answered);
+            for (int event = 0; event < 3; event++) {
+                group = group.next(result);
+                for (int i = random.nextInt(3); i >= 0; i--) {
+                    group.add(String.format("m%03d", next++), subscribed);
+                }
+                result = step(group, topics, random, false, answered);
+            }
+            assertEquals(4, answered[0], "joins into " + members + " members, " + topics.counts);
+        }
     }
 
     @Test

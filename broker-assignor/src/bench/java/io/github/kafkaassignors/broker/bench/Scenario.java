@@ -31,8 +31,10 @@ import org.apache.kafka.coordinator.group.api.assignor.SubscriptionType;
  */
 public final class Scenario {
     public static final List<String> ALL = List.of(
-            "homogeneous-1000x10000", "homogeneous-5000x50000",
-            "random-1000x10000", "random-5000x50000", "few-1000");
+            "homogeneous-1000x10000", "homogeneous-5000x50000", "homogeneous-10000x100000",
+            "random-1000x10000", "random-5000x50000", "few-1000", "few-5000", "few-10000");
+    /** What happens to a group after it was assigned: see {@link #after}. */
+    public static final List<String> EVENTS = List.of("leave", "join", "resubscribe", "grow");
 
     final String name;
     final Map<Uuid, Integer> partitions = new LinkedHashMap<>();
@@ -41,6 +43,65 @@ public final class Scenario {
 
     private Scenario(String name) {
         this.name = name;
+    }
+
+    /**
+     * The same group after an event: {@code leave}, its first member leaves; {@code join}, a
+     * new member joins with the first member's subscription; {@code resubscribe}, the first
+     * member swaps its first topic (in topic order) for the first it lacks (drops it when it
+     * has them all); {@code grow}, the first topic gains a tenth more partitions (at least 1).
+     */
+    public Scenario after(String event) {
+        Scenario s = new Scenario(name + "/" + event);
+        s.partitions.putAll(partitions);
+        s.subscriptions.putAll(subscriptions);
+        String first = subscriptions.keySet().iterator().next();
+        Uuid firstTopic = partitions.keySet().iterator().next();
+        switch (event) {
+            case "leave" -> s.subscriptions.remove(first);
+            case "join" -> s.subscriptions.put(memberId(new Random(~name.hashCode())),
+                    new HashSet<>(subscriptions.get(first)));
+            case "resubscribe" -> {
+                Set<Uuid> mine = new HashSet<>(subscriptions.get(first));
+                Uuid drop = null;
+                Uuid add = null;
+                for (Uuid t : partitions.keySet()) {
+                    if (drop == null && mine.contains(t)) {
+                        drop = t;
+                    }
+                    if (add == null && !mine.contains(t)) {
+                        add = t;
+                    }
+                }
+                mine.remove(drop);
+                if (add != null) {
+                    mine.add(add);
+                }
+                s.subscriptions.put(first, mine);
+            }
+            case "grow" -> s.partitions.put(firstTopic, partitions.get(firstTopic)
+                    + Math.max(1, partitions.get(firstTopic) / 10));
+            default -> throw new IllegalArgumentException("no event " + event);
+        }
+        return s;
+    }
+
+    /**
+     * This group's members, each owning what {@code previous} gave it (nothing if it is new),
+     * copied into plain sets as the broker rebuilds a target assignment from its records.
+     */
+    public Group owning(GroupAssignment previous) {
+        Group group = new Group();
+        subscriptions.forEach((m, topics) -> {
+            Map<Uuid, Set<Integer>> owned = new HashMap<>();
+            MemberAssignment before = previous.members().get(m);
+            if (before != null) {
+                before.partitions().forEach(
+                        (t, ps) -> owned.put(t, Collections.unmodifiableSet(new HashSet<>(ps))));
+            }
+            group.add(m, topics, owned);
+        });
+        return group.done();
     }
 
     public static Scenario of(String name) {

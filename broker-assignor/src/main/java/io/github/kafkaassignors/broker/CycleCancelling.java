@@ -1,0 +1,532 @@
+package io.github.kafkaassignors.broker;
+
+import java.util.Arrays;
+
+/**
+ * The general optimum of {@link WarmShares}: cancels negative cycles, which is exact (a flow
+ * is a min-cost flow exactly when its residual graph has no cycle of negative cost).
+ *
+ * <p>The cycles are looked for on a graph of topics and one load node only: an arc t -> u is
+ * the cheapest way for one member to take one more partition of t and give up one of u (u the
+ * load node: its load grows; t the load node: its load shrinks), so Bellman-Ford runs over at
+ * most (topics + 1)^2 arcs whatever the number of members. A negative cycle there changes every
+ * (member, topic) count at most once and one member's load up and one down, so its cost is what
+ * applying it costs (or more), and applying it improves the flow; with none left the flow is
+ * optimal. The graph is built once; after a cycle only the arcs among the topics of the members
+ * it changed are recomputed (the same arcs a rebuild gives, ties included), and the search is
+ * Bellman-Ford with a queue that keeps its labels and predecessors between cycles (once no
+ * cycle is left they are potentials: {@link Narrowing} reads them). Ties between members go to
+ * the first in canonical order. Changes the {@link Shares} in place.
+ */
+final class CycleCancelling {
+    private final Shares shares;
+    // the Shares' fields under their own names: the same arrays, so every pass sees each
+    // other's changes
+    private final int members;
+    private final int topics;
+    private final int[][] subs;
+    private final int[][] x;
+    private final int[] load;
+    private final int[][] topicMembers;
+    private final int[][] topicSlots;
+
+    // the condensed graph: nodes 0..topics-1 and the load node `topics`; arc u -> v at u * n + v
+    final int n;
+    final long[] arcA;
+    final long[] arcB;
+    final long[] arcC;
+    final int[] arcMember; // -1: no arc
+    final int[] arcUp;     // slot of the member's count that grows (-1: none)
+    final int[] arcDown;   // slot of the member's count that shrinks (-1: none)
+    final int[] active;
+    private final int[] activeFrom;
+    final int[] activeTo;
+    int activeCount;
+    /** Arcs to recompute after a cycle (stamped), and what a full rebuild costs. */
+    private final int[] dirty;
+    private final int[] dirtyMark;
+    private final int[] memberMark;
+    private int dirtyStamp;
+    private long fullCost;
+    /** Bellman-Ford's labels (kept between searches), predecessors and marks. */
+    final long[] da;
+    final long[] db;
+    final long[] dc;
+    private final int[] pred;
+    private final int[] mark;
+    /** The queue of {@link #queuedCycle}: nodes whose out-arcs may relax something. */
+    private final int[] queue;
+    private final boolean[] queued;
+    private int queueHead;
+    private int queueSize;
+    private boolean requeueAll = true;
+    /** Where each node's arcs start in {@link #active} (listed in arc order: by tail). */
+    final int[] outStart;
+
+    /** {@link Shares#pairs}, or null. */
+    private final int[] pairs;
+
+    CycleCancelling(Shares shares) {
+        this.shares = shares;
+        this.pairs = shares.pairs;
+        this.members = shares.members;
+        this.topics = shares.topics;
+        this.subs = shares.subs;
+        this.x = shares.x;
+        this.load = shares.load;
+        this.topicMembers = shares.topicMembers;
+        this.topicSlots = shares.topicSlots;
+        n = topics + 1;
+        arcA = new long[n * n];
+        arcB = new long[n * n];
+        arcC = new long[n * n];
+        arcMember = new int[n * n];
+        arcUp = new int[n * n];
+        arcDown = new int[n * n];
+        active = new int[n * n];
+        activeFrom = new int[n * n];
+        activeTo = new int[n * n];
+        dirty = new int[n * n];
+        dirtyMark = new int[n * n];
+        memberMark = new int[members];
+        da = new long[n];
+        db = new long[n];
+        dc = new long[n];
+        pred = new int[n];
+        mark = new int[n];
+        queue = new int[n];
+        queued = new boolean[n];
+        outStart = new int[n + 1];
+        for (int m = 0; m < members; m++) {
+            fullCost += (long) (subs[m].length + 1) * (subs[m].length + 1);
+        }
+    }
+
+    void buildArcs() {
+        Arrays.fill(arcMember, -1);
+        int sinkNode = topics;
+        for (int m = 0; m < members; m++) {
+            int[] s = subs[m];
+            int[] xs = x[m];
+            for (int j = 0; j < s.length; j++) {
+                consider(s[j] * n + sinkNode, m, j, -1);
+            }
+            for (int k = 0; k < s.length; k++) {
+                if (xs[k] == 0) {
+                    continue;
+                }
+                consider(sinkNode * n + s[k], m, -1, k);
+                for (int j = 0; j < s.length; j++) {
+                    if (j != k) {
+                        consider(s[j] * n + s[k], m, j, k);
+                    }
+                }
+            }
+        }
+        collectActive();
+        requeueAll = true;
+    }
+
+    /**
+     * The arcs after a cycle changed the counts of {@code changed} members: only arcs between
+     * their topics (and the load node) can differ. An arc one of them held is recomputed over
+     * every member it may use; on any other the holder's cost is unchanged, so only the
+     * changed members can take it over (ties: the first in canonical order, as
+     * {@link #buildArcs} picks). So the arcs are the same as a full rebuild's; a full rebuild
+     * when that is cheaper.
+     */
+    void updateArcs(int[] changed, int count) {
+        if (++dirtyStamp == Integer.MAX_VALUE) {
+            Arrays.fill(dirtyMark, 0);
+            Arrays.fill(memberMark, 0);
+            dirtyStamp = 1;
+        }
+        int stamp = dirtyStamp;
+        for (int i = 0; i < count; i++) {
+            memberMark[changed[i]] = stamp;
+        }
+        int sinkNode = topics;
+        int dirtyCount = 0;
+        long cost = 0;
+        for (int i = 0; i < count; i++) {
+            int[] s = subs[changed[i]];
+            for (int j = -1; j < s.length; j++) {
+                int from = j < 0 ? sinkNode : s[j];
+                for (int k = -1; k < s.length; k++) {
+                    int arc = from * n + (k < 0 ? sinkNode : s[k]);
+                    if (j == k || dirtyMark[arc] == stamp) {
+                        continue;
+                    }
+                    dirtyMark[arc] = stamp;
+                    int holder = arcMember[arc];
+                    if (holder >= 0 && memberMark[holder] == stamp) {
+                        dirty[dirtyCount++] = arc;
+                        cost += arcCost(arc);
+                    }
+                }
+            }
+            if (cost > fullCost) {
+                buildArcs();
+                return;
+            }
+        }
+        boolean flipped = false;
+        for (int d = 0; d < dirtyCount; d++) {
+            recomputeArc(dirty[d]);
+            touched(dirty[d]);
+            flipped |= arcMember[dirty[d]] < 0;
+            dirtyMark[dirty[d]] = -stamp; // done: the changed members were among those scanned
+        }
+        for (int i = 0; i < count; i++) {
+            int m = changed[i];
+            if (memberMark[m] != stamp) {
+                continue; // listed twice
+            }
+            memberMark[m] = -stamp;
+            int[] s = subs[m];
+            int[] xs = x[m];
+            for (int j = -1; j < s.length; j++) {
+                int from = j < 0 ? sinkNode : s[j];
+                for (int k = -1; k < s.length; k++) {
+                    if (j == k || k >= 0 && xs[k] == 0) {
+                        continue;
+                    }
+                    int arc = from * n + (k < 0 ? sinkNode : s[k]);
+                    if (dirtyMark[arc] != stamp) {
+                        continue; // recomputed above
+                    }
+                    flipped |= arcMember[arc] < 0;
+                    if (consider(arc, m, j, k)) {
+                        touched(arc);
+                    }
+                }
+            }
+        }
+        if (flipped) { // the active arcs stay in arc order, as a rebuild lists them
+            collectActive();
+        }
+    }
+
+    /** What recomputing one arc costs: the members it may use. */
+    private long arcCost(int arc) {
+        int from = arc / n;
+        int to = arc % n;
+        if (to == topics) {
+            return topicMembers[from].length;
+        }
+        if (from == topics) {
+            return topicMembers[to].length;
+        }
+        if (pairs != null) {
+            int p = Math.min(from, to) * topics + Math.max(from, to);
+            return pairs[p + 1] - pairs[p];
+        }
+        return 4L * topicMembers[to].length; // each with a binary search
+    }
+
+    private void collectActive() {
+        activeCount = 0;
+        for (int u = 0, a = 0; u < n; u++) {
+            outStart[u] = activeCount;
+            for (int v = 0; v < n; v++, a++) {
+                if (arcMember[a] >= 0) {
+                    activeFrom[activeCount] = u;
+                    activeTo[activeCount] = v;
+                    active[activeCount++] = a;
+                }
+            }
+        }
+        outStart[n] = activeCount;
+    }
+
+    /** One arc from scratch: the same candidates, in the same order, as {@link #buildArcs}. */
+    private void recomputeArc(int arc) {
+        arcMember[arc] = -1;
+        int sinkNode = topics;
+        int from = arc / n;
+        int to = arc % n;
+        if (to == sinkNode) {
+            // a member takes one more of topic `from`, its load grows
+            int[] ms = topicMembers[from];
+            int[] ks = topicSlots[from];
+            for (int i = 0; i < ms.length; i++) {
+                int m = ms[i];
+                consider(arc, m, ks[i], -1);
+            }
+            return;
+        }
+        if (from != sinkNode && pairs != null) {
+            // the members subscribed to both, in canonical order
+            int p = Math.min(from, to) * topics + Math.max(from, to);
+            boolean fromFirst = from < to;
+            int tt = topics * topics;
+            for (int e = tt + 1 + 3 * pairs[p], end = tt + 1 + 3 * pairs[p + 1]; e < end; e += 3) {
+                int m = pairs[e];
+                int j = pairs[fromFirst ? e + 1 : e + 2];
+                int k = pairs[fromFirst ? e + 2 : e + 1];
+                if (x[m][k] > 0) {
+                    consider(arc, m, j, k);
+                }
+            }
+            return;
+        }
+        // a member gives up one of topic `to` (it has one), and takes one of `from` or its
+        // load shrinks
+        int[] ms = topicMembers[to];
+        int[] ks = topicSlots[to];
+        for (int i = 0; i < ms.length; i++) {
+            int m = ms[i];
+            int k = ks[i];
+            if (x[m][k] == 0) {
+                continue;
+            }
+            if (from == sinkNode) {
+                consider(arc, m, -1, k);
+            } else {
+                int j = Arrays.binarySearch(subs[m], from);
+                if (j >= 0) {
+                    consider(arc, m, j, k);
+                }
+            }
+        }
+    }
+
+    /**
+     * Member m's step (see {@link Shares#loadCost}) on arc {@code arc}: taken when there is no
+     * arc yet, it is cheaper, or it costs the same and m comes first in canonical order.
+     */
+    private boolean consider(int arc, int m, int up, int down) {
+        long a = shares.loadCost(m, up, down);
+        long b = shares.shareCost(m, up, down);
+        long c = shares.keptCost(m, up, down);
+        int holder = arcMember[arc];
+        if (holder >= 0) {
+            int cmp = Shares.compare(a, b, c, arcA[arc], arcB[arc], arcC[arc]);
+            if (cmp > 0 || cmp == 0 && holder < m) {
+                return false;
+            }
+        }
+        arcA[arc] = a;
+        arcB[arc] = b;
+        arcC[arc] = c;
+        arcMember[arc] = m;
+        arcUp[arc] = up;
+        arcDown[arc] = down;
+        return true;
+    }
+
+    /**
+     * Bellman-Ford from every node at once (all distances 0); a cycle among the predecessor
+     * arcs has negative cost. Fills {@code cycle} with its arcs; returns their number, 0 if none.
+     */
+    int negativeCycle(int[] cycle) {
+        int len = queuedCycle(cycle);
+        if (len >= 0) {
+            return len;
+        }
+        // did not settle within its budget: Bellman-Ford from zero
+        Arrays.fill(da, 0);
+        Arrays.fill(db, 0);
+        Arrays.fill(dc, 0);
+        len = negativeCycle(cycle, n);
+        if (len < 0) {
+            throw new IllegalStateException("Bellman-Ford did not settle");
+        }
+        requeueAll = true;
+        return len;
+    }
+
+    /** An arc's cost or holder changed: its tail is looked at again, a predecessor it was is dropped. */
+    private void touched(int arc) {
+        enqueue(arc / n);
+        if (pred[arc % n] == arc) {
+            pred[arc % n] = -1;
+        }
+    }
+
+    private void enqueue(int u) {
+        if (!queued[u]) {
+            queued[u] = true;
+            queue[(queueHead + queueSize++) % n] = u;
+        }
+    }
+
+    /**
+     * Bellman-Ford with a queue, resumed where the last search stopped: the labels, the
+     * predecessors and the queue are kept (every arc whose head's label could still drop has
+     * its tail queued), and {@link #touched} requeues what a cancelled cycle changed. So after
+     * a cycle the search only relaxes around the members it changed. A cycle among the
+     * predecessors is negative (each was set with the arc's current cost, and dropped when that
+     * changed); an empty queue means every arc is satisfied: no negative cycle. Returns the
+     * cycle's length, 0 if none, -1 past the budget.
+     */
+    private int queuedCycle(int[] cycle) {
+        if (requeueAll) {
+            requeueAll = false;
+            Arrays.fill(pred, -1);
+            for (int u = 0; u < n; u++) {
+                enqueue(u);
+            }
+        }
+        long budget = 4L * n * (activeCount + n);
+        int check = Math.max(1, n / 8);
+        int pops = 0;
+        while (queueSize > 0) {
+            int u = queue[queueHead];
+            queueHead = (queueHead + 1) % n;
+            queueSize--;
+            queued[u] = false;
+            long au = da[u];
+            long bu = db[u];
+            long cu = dc[u];
+            for (int i = outStart[u], end = outStart[u + 1]; i < end; i++) {
+                int arc = active[i];
+                int v = activeTo[i];
+                long a = au + arcA[arc];
+                long b = bu + arcB[arc];
+                long c = cu + arcC[arc];
+                if (Shares.compare(a, b, c, da[v], db[v], dc[v]) < 0) {
+                    da[v] = a;
+                    db[v] = b;
+                    dc[v] = c;
+                    pred[v] = arc;
+                    enqueue(v);
+                }
+            }
+            budget -= outStart[u + 1] - outStart[u] + 1;
+            if (++pops % check == 0 || budget < 0) {
+                int len = predecessorCycle(cycle);
+                if (len > 0) {
+                    return len;
+                }
+                if (budget < 0) {
+                    return -1;
+                }
+            }
+        }
+        return 0;
+    }
+
+    /** A cycle among the predecessors: its arcs into {@code cycle}, their number; 0 if none. */
+    private int predecessorCycle(int[] cycle) {
+        int[] mark = this.mark;
+        Arrays.fill(mark, 0);
+        int stamp = 0;
+        for (int s = 0; s < n; s++) {
+            stamp++;
+            int v = s;
+            while (v >= 0 && mark[v] != stamp && mark[v] >= 0) {
+                mark[v] = stamp;
+                v = pred[v] < 0 ? -1 : pred[v] / n;
+            }
+            if (v >= 0 && mark[v] == stamp) {
+                return collect(v, pred, cycle);
+            }
+            int w = s;
+            while (w >= 0 && mark[w] == stamp) {
+                mark[w] = -stamp;
+                w = pred[w] < 0 ? -1 : pred[w] / n;
+            }
+        }
+        return 0;
+    }
+
+    /**
+     * Bellman-Ford from the labels the last search left (any labels will do: relaxing
+     * settles exactly when no cycle is negative, and a cycle among predecessors set in this
+     * search is negative); after a cycle is cancelled they are mostly still right, so the
+     * next search takes few passes. -1 if still changing after {@code passes} passes.
+     */
+    private int negativeCycle(int[] cycle, int passes) {
+        Arrays.fill(pred, -1);
+        int[] mark = this.mark;
+        Arrays.fill(mark, 0);
+        int stamp = 0;
+        for (int pass = 0; pass < passes; pass++) {
+            boolean changed = false;
+            for (int i = 0; i < activeCount; i++) {
+                int arc = active[i];
+                int u = activeFrom[i];
+                int v = activeTo[i];
+                long a = da[u] + arcA[arc];
+                long b = db[u] + arcB[arc];
+                long c = dc[u] + arcC[arc];
+                if (Shares.compare(a, b, c, da[v], db[v], dc[v]) < 0) {
+                    da[v] = a;
+                    db[v] = b;
+                    dc[v] = c;
+                    pred[v] = arc;
+                    changed = true;
+                }
+            }
+            if (!changed) {
+                return 0;
+            }
+            // look for a cycle among the predecessors
+            for (int s = 0; s < n; s++) {
+                stamp++;
+                int v = s;
+                while (v >= 0 && mark[v] != stamp && mark[v] >= 0) {
+                    mark[v] = stamp;
+                    v = pred[v] < 0 ? -1 : pred[v] / n;
+                }
+                if (v >= 0 && mark[v] == stamp) {
+                    return collect(v, pred, cycle);
+                }
+                // settle the walked nodes as cycle-free for this pass
+                int w = s;
+                while (w >= 0 && mark[w] == stamp) {
+                    mark[w] = -stamp;
+                    w = pred[w] < 0 ? -1 : pred[w] / n;
+                }
+            }
+            // marks are only valid within a pass
+            Arrays.fill(mark, 0);
+            stamp = 0;
+        }
+        return -1;
+    }
+
+    private int collect(int start, int[] pred, int[] cycle) {
+        int len = 0;
+        int v = start;
+        do {
+            cycle[len++] = pred[v];
+            v = pred[v] / n;
+        } while (v != start);
+        return len;
+    }
+
+    /**
+     * Whether applying the cycle's moves (once more) (the same members, the same counts) would
+     * improve the flow: each arc's cost recomputed from the current counts. A member on two
+     * arcs changes two different counts (every topic is on the cycle once), and the load node
+     * is on it once, so the costs add up.
+     */
+    boolean stillPays(int[] cycle, int len) {
+        long a = 0;
+        long b = 0;
+        long c = 0;
+        for (int i = 0; i < len; i++) {
+            int arc = cycle[i];
+            int m = arcMember[arc];
+            int up = arcUp[arc];
+            int down = arcDown[arc];
+            if (up < 0 && load[m] == 0 || down >= 0 && x[m][down] == 0) {
+                return false;
+            }
+            a += shares.loadCost(m, up, down);
+            b += shares.shareCost(m, up, down);
+            c += shares.keptCost(m, up, down);
+        }
+        return Shares.compare(a, b, c, 0, 0, 0) < 0;
+    }
+
+    /** One unit around the cycle. */
+    void apply(int[] cycle, int len) {
+        for (int i = 0; i < len; i++) {
+            int arc = cycle[i];
+            shares.step(arcMember[arc], arcUp[arc], arcDown[arc]);
+        }
+    }
+}
