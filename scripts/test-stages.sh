@@ -98,6 +98,7 @@ TIMING_SENSITIVE=(
     integration_tests/test_e2e/test_migration.py
     integration_tests/test_kafka_python_runtime_live.py
     integration_tests/test_confluent_bridge.py
+    integration_tests/test_aiokafka_cooperative_live.py
 )
 ignored=()
 if [[ "${TIMING_SERIAL:-0}" == 1 ]]; then
