@@ -228,6 +228,40 @@ def test_an_expelled_member_stops_returning_records_and_reports_them_revoked() -
     run(scenario)
 
 
+class Refusing(CooperativeGroupCoordinator):
+    """Answers an OffsetCommit of partition 0 ILLEGAL_GENERATION; ``joins`` bumps the
+    generation while the commit is in flight (the member's JoinGroup answered meanwhile)."""
+
+    joins = False
+
+    async def _send_req(self, request: Any) -> Any:
+        if self.joins:
+            self.generation += 1
+        return SimpleNamespace(topics=[(T, [(0, 22)])])
+
+
+@pytest.mark.parametrize("joined_meanwhile", [True, False])
+def test_a_commit_refused_for_an_older_generation_keeps_the_membership(
+        joined_meanwhile: bool) -> None:
+    """ILLEGAL_GENERATION for a commit sent before the member's JoinGroup was answered fails
+    the commit only; for the current generation the member is expelled (records stop)."""
+    from aiokafka.errors import IllegalGenerationError
+    from aiokafka.structs import OffsetAndMetadata
+
+    async def scenario(c: Recording, listener: Listener, sub: SubscriptionState) -> None:
+        await join(c, 0, 1)
+        c.__class__ = Refusing
+        c.member_id = "m"
+        c.joins = joined_meanwhile
+        with pytest.raises(IllegalGenerationError):
+            await c._do_commit_offsets(sub.subscription.assignment,
+                                       {TopicPartition(T, 0): OffsetAndMetadata(1, "")})
+        assert (c.member_id == "m") is joined_meanwhile
+        assert sub.reassignment_in_progress is not joined_meanwhile
+
+    run(scenario)
+
+
 def test_an_eager_consumer_keeps_aiokafkas_behaviour() -> None:
     """Not cooperative: every step is aiokafka's (everything revoked and stopped)."""
 

@@ -3,7 +3,7 @@
 aiokafka's ``GroupCoordinator`` is eager: its ``_on_join_prepare`` stops every partition
 (``begin_reassignment``: ``getone()``/``getmany()`` return nothing until the group is
 stable) and revokes all of them before each JoinGroup. :class:`CooperativeGroupCoordinator`
-overrides three of its steps, as Java's ``ConsumerCoordinator`` does for the cooperative
+overrides four of its steps, as Java's ``ConsumerCoordinator`` does for the cooperative
 protocol:
 
 * ``_on_join_prepare``: a member that holds partitions keeps them, and keeps fetching and
@@ -15,6 +15,9 @@ protocol:
   partitions kept carry their positions into the new assignment (nothing re-read, no
   committed-offset fetch), ``on_partitions_assigned`` gets only the added ones, and the
   follow-up round is requested if anything was revoked;
+* ``_do_commit_offsets``: an OffsetCommit refused for the generation it was sent with after
+  the member has joined a newer one (a user's commit during the rebalance, which a member
+  that keeps reading makes likely) fails without resetting the membership, as in Java;
 * ``reset_generation`` (the member was expelled, or left): the partitions it held may
   belong to another member already, so records stop at once (``begin_reassignment``) and
   ``on_partitions_revoked`` gets them before the next assignment (aiokafka's listener has no
@@ -52,6 +55,9 @@ class CooperativeGroupCoordinator(GroupCoordinator):  # type: ignore[misc]
     _ka_holding: frozenset[Any] = frozenset()
     #: partitions held when the member was found expelled, not yet told to the listener
     _ka_lost: frozenset[Any] = frozenset()
+    #: the generation an OffsetCommit in flight was sent with (commits are serialised by
+    #: aiokafka's commit lock)
+    _ka_commit_generation: int | None = None
 
     @classmethod
     def adopt(cls, coordinator: Any, *, cooperative: bool) -> CooperativeGroupCoordinator:
@@ -100,7 +106,23 @@ class CooperativeGroupCoordinator(GroupCoordinator):  # type: ignore[misc]
             return
         await self._complete_cooperatively(protocol, member_assignment_bytes)
 
+    async def _do_commit_offsets(self, assignment: Any, offsets: Any) -> None:
+        self._ka_commit_generation = self.generation
+        try:
+            await super()._do_commit_offsets(assignment, offsets)
+        finally:
+            self._ka_commit_generation = None
+
     def reset_generation(self) -> None:
+        sent = self._ka_commit_generation
+        if self._ka_cooperative and sent is not None and sent != self.generation:
+            # A commit sent before this member's JoinGroup was answered, refused for its old
+            # generation: the member is in the new one (Java resets only if the generation
+            # is unchanged). The commit still fails; membership and partitions stay.
+            log.warning("Group %s: an OffsetCommit of generation %s was refused after the "
+                        "member joined generation %s; membership kept", self.group_id, sent,
+                        self.generation)
+            return
         if self._ka_cooperative and self._ka_holding:
             # expelled (or leaving): what it held may be another member's now
             log.warning("Group %s: member %s is no longer in the group; its %d partition(s) "

@@ -28,6 +28,7 @@ METHODS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("GroupCoordinator", "reset_generation", ()),
     ("GroupCoordinator", "request_rejoin", ()),
     ("GroupCoordinator", "commit_offsets", ("assignment", "offsets")),
+    ("GroupCoordinator", "_do_commit_offsets", ("assignment", "offsets")),
     ("GroupCoordinator", "_lookup_assignor", ("name",)),
     ("GroupCoordinator", "_start_heartbeat_task", ()),
     ("GroupCoordinator", "start_commit_offsets_refresh_task", ("assignment",)),
