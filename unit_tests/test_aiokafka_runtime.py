@@ -228,6 +228,21 @@ def test_an_expelled_member_stops_returning_records_and_reports_them_revoked() -
     run(scenario)
 
 
+def test_a_closing_member_revokes_what_it_holds_before_it_leaves() -> None:
+    """stop(): on_partitions_revoked gets every partition held, before the LeaveGroup (Java's
+    onLeavePrepare); aiokafka alone calls no listener then."""
+
+    async def scenario(c: Recording, listener: Listener, sub: SubscriptionState) -> None:
+        await join(c, 0, 1)
+        listener.calls.clear()
+        c._closing.set_result(None)
+        c.generation = -1  # (no LeaveGroup to send without a broker)
+        await c._maybe_leave_group()
+        assert [(k, p) for k, p, _ in listener.calls] == [("revoked", tps(0, 1))]
+
+    run(scenario)
+
+
 class Refusing(CooperativeGroupCoordinator):
     """Answers an OffsetCommit of partition 0 ILLEGAL_GENERATION; ``joins`` bumps the
     generation while the commit is in flight (the member's JoinGroup answered meanwhile)."""

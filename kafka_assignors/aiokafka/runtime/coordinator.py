@@ -3,7 +3,7 @@
 aiokafka's ``GroupCoordinator`` is eager: its ``_on_join_prepare`` stops every partition
 (``begin_reassignment``: ``getone()``/``getmany()`` return nothing until the group is
 stable) and revokes all of them before each JoinGroup. :class:`CooperativeGroupCoordinator`
-overrides four of its steps, as Java's ``ConsumerCoordinator`` does for the cooperative
+overrides five of its steps, as Java's ``ConsumerCoordinator`` does for the cooperative
 protocol:
 
 * ``_on_join_prepare``: a member that holds partitions keeps them, and keeps fetching and
@@ -18,6 +18,9 @@ protocol:
 * ``_do_commit_offsets``: an OffsetCommit refused for the generation it was sent with after
   the member has joined a newer one (a user's commit during the rebalance, which a member
   that keeps reading makes likely) fails without resetting the membership, as in Java;
+* ``_maybe_leave_group`` on ``stop()``: ``on_partitions_revoked`` gets what the member holds
+  before it leaves, as Java's ``onLeavePrepare`` (aiokafka calls no listener on ``stop()``;
+  eager members revoked everything at their last rebalance, cooperative ones did not);
 * ``reset_generation`` (the member was expelled, or left): the partitions it held may
   belong to another member already, so records stop at once (``begin_reassignment``) and
   ``on_partitions_revoked`` gets them before the next assignment (aiokafka's listener has no
@@ -132,6 +135,16 @@ class CooperativeGroupCoordinator(GroupCoordinator):  # type: ignore[misc]
             self._forget_holding()
             self._subscription.begin_reassignment()
         super().reset_generation()
+
+    async def _maybe_leave_group(self) -> None:
+        if self._ka_cooperative and self._ka_holding and self._closing.done():
+            # Java's onLeavePrepare: a closing member revokes what it holds (the eager
+            # protocol revoked it at every rebalance; the cooperative one keeps it, so this is
+            # the listener's last chance to commit it)
+            held = self._ka_holding
+            self._forget_holding()
+            await self._call_listener("on_partitions_revoked", held)
+        await super()._maybe_leave_group()
 
     # --- the cooperative round ----------------------------------------------------------
 
