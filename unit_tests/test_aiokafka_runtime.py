@@ -243,6 +243,37 @@ def test_a_closing_member_revokes_what_it_holds_before_it_leaves() -> None:
     run(scenario)
 
 
+class Sending(CooperativeGroupCoordinator):
+    """Records the commits aiokafka would send (below ``commit_offsets``)."""
+
+    sent: list[dict[TopicPartition, int]]
+
+    async def _do_commit_offsets(self, assignment: Any, offsets: dict[Any, Any]) -> None:
+        self.sent.append({tp: o.offset for tp, o in offsets.items()})
+
+
+def test_a_commit_during_the_members_join_goes_out_once_it_is_answered() -> None:
+    """A commit asked for while the member's JoinGroup/SyncGroup is pending is held (sent, it
+    would queue behind the JoinGroup and be refused), then sent with the new generation."""
+    from aiokafka.structs import OffsetAndMetadata
+
+    async def scenario(c: Recording, listener: Listener, sub: SubscriptionState) -> None:
+        await join(c, 0, 1)
+        c.__class__ = Sending
+        c.sent = []
+        c.coordinator_id = 1  # (known: no lookup without a broker)
+        c._ka_round_trip = asyncio.get_running_loop().create_future()
+        offsets = {TopicPartition(T, 0): OffsetAndMetadata(9, "")}
+        commit = asyncio.ensure_future(c.commit_offsets(sub.subscription.assignment, offsets))
+        await asyncio.sleep(0.05)
+        assert c.sent == [] and not commit.done()
+        c._round_trip_answered()
+        await asyncio.wait_for(commit, 1)
+        assert c.sent == [{TopicPartition(T, 0): 9}]
+
+    run(scenario)
+
+
 class Refusing(CooperativeGroupCoordinator):
     """Answers an OffsetCommit of partition 0 ILLEGAL_GENERATION; ``joins`` bumps the
     generation while the commit is in flight (the member's JoinGroup answered meanwhile)."""

@@ -3,7 +3,7 @@
 aiokafka's ``GroupCoordinator`` is eager: its ``_on_join_prepare`` stops every partition
 (``begin_reassignment``: ``getone()``/``getmany()`` return nothing until the group is
 stable) and revokes all of them before each JoinGroup. :class:`CooperativeGroupCoordinator`
-overrides five of its steps, as Java's ``ConsumerCoordinator`` does for the cooperative
+overrides a few of its steps, as Java's ``ConsumerCoordinator`` does for the cooperative
 protocol:
 
 * ``_on_join_prepare``: a member that holds partitions keeps them, and keeps fetching and
@@ -15,6 +15,10 @@ protocol:
   partitions kept carry their positions into the new assignment (nothing re-read, no
   committed-offset fetch), ``on_partitions_assigned`` gets only the added ones, and the
   follow-up round is requested if anything was revoked;
+* ``_do_rejoin_group`` and ``commit_offsets``: a commit asked for while this member's
+  JoinGroup/SyncGroup round trip is pending goes out once it is answered, with the new
+  generation (sent at once it would queue behind the JoinGroup on the coordinator
+  connection and be refused: members that keep reading commit during rebalances);
 * ``_do_commit_offsets``: an OffsetCommit refused for the generation it was sent with after
   the member has joined a newer one (a user's commit during the rebalance, which a member
   that keeps reading makes likely) fails without resetting the membership, as in Java;
@@ -33,6 +37,7 @@ aiokafka's own step through ``super()``. :mod:`.manifest` lists every internal u
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Iterable
 from typing import Any
@@ -61,6 +66,8 @@ class CooperativeGroupCoordinator(GroupCoordinator):  # type: ignore[misc]
     #: the generation an OffsetCommit in flight was sent with (commits are serialised by
     #: aiokafka's commit lock)
     _ka_commit_generation: int | None = None
+    #: pending while this member's JoinGroup/SyncGroup round trip is
+    _ka_round_trip: asyncio.Future[None] | None = None
 
     @classmethod
     def adopt(cls, coordinator: Any, *, cooperative: bool) -> CooperativeGroupCoordinator:
@@ -96,8 +103,28 @@ class CooperativeGroupCoordinator(GroupCoordinator):  # type: ignore[misc]
         log.info("Group %s: cooperative rejoin, keeping %d partition(s) and reading them",
                  self.group_id, len(self._ka_holding))
 
+    async def _do_rejoin_group(self, subscription: Any) -> Any:
+        self._ka_round_trip = asyncio.get_running_loop().create_future()
+        try:
+            return await super()._do_rejoin_group(subscription)
+        finally:
+            self._round_trip_answered()
+
+    async def commit_offsets(self, assignment: Any, offsets: Any) -> None:
+        pending = self._ka_round_trip
+        if self._ka_cooperative and pending is not None:
+            # Sent now, the commit would wait behind this member's JoinGroup on the
+            # coordinator connection and then be refused (REBALANCE_IN_PROGRESS, or
+            # ILLEGAL_GENERATION once the group moved on): it goes out once the round trip is
+            # answered, with the new generation, before any hand-over of its partitions.
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(asyncio.shield(pending),
+                                       self._rebalance_timeout_ms / 1000)
+        await super().commit_offsets(assignment, offsets)
+
     async def _on_join_complete(self, generation: int, member_id: str, protocol: str,
                                 member_assignment_bytes: bytes) -> None:
+        self._round_trip_answered()
         if self._ka_lost:
             await self._call_listener("on_partitions_revoked", self._ka_lost)
             self._ka_lost = frozenset()
@@ -147,6 +174,11 @@ class CooperativeGroupCoordinator(GroupCoordinator):  # type: ignore[misc]
         await super()._maybe_leave_group()
 
     # --- the cooperative round ----------------------------------------------------------
+
+    def _round_trip_answered(self) -> None:
+        pending, self._ka_round_trip = self._ka_round_trip, None
+        if pending is not None and not pending.done():
+            pending.set_result(None)
 
     def _keeps_through_join(self, previous_assignment: Any) -> bool:
         return bool(

@@ -27,6 +27,7 @@ METHODS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
      ("generation", "member_id", "protocol", "member_assignment_bytes")),
     ("GroupCoordinator", "reset_generation", ()),
     ("GroupCoordinator", "_maybe_leave_group", ()),
+    ("GroupCoordinator", "_do_rejoin_group", ("subscription",)),
     ("GroupCoordinator", "request_rejoin", ()),
     ("GroupCoordinator", "commit_offsets", ("assignment", "offsets")),
     ("GroupCoordinator", "_do_commit_offsets", ("assignment", "offsets")),
@@ -56,8 +57,8 @@ PROPERTIES: tuple[tuple[str, tuple[str, ...]], ...] = (
 INSTANCE: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("AIOKafkaConsumer", ("_coordinator", "_subscription", "_partition_assignment_strategy")),
     ("GroupCoordinator", ("_subscription", "_assignors", "_enable_auto_commit",
-                          "_group_subscription", "_closing", "generation", "member_id",
-                          "group_id")),
+                          "_group_subscription", "_closing", "_rebalance_timeout_ms",
+                          "generation", "member_id", "group_id")),
 )
 #: Public aiokafka names used ("module:attribute.attribute").
 PUBLIC: tuple[str, ...] = (
