@@ -2,7 +2,8 @@
 
 :class:`~.consumer.AIOKafkaConsumer` checks them when it is built (before anything is
 changed) and refuses, naming what is missing, an aiokafka release that lacks one: the
-refusal is by feature, never by a list of versions. Tested on aiokafka 0.12.0 and 0.14.0.
+refusal is by feature, never by a list of versions. Tested on aiokafka 0.12.0 and 0.14.0
+(unit tests on both, live tests on 0.14.0).
 
 Kinds of requirement:
 
