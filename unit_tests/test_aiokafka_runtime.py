@@ -321,6 +321,27 @@ def test_an_eager_consumer_keeps_aiokafkas_behaviour() -> None:
     run(scenario, cooperative=False)
 
 
+def test_an_assignor_instance_serves_one_live_consumer() -> None:
+    """Two consumers given one assignor instance would mix their owned partitions (aiokafka
+    keeps its sticky state on the class): the second is refused, its coordinator unchanged."""
+
+    async def main() -> None:
+        shared = CooperativeBalancedStickyAssignor()
+        coordinators = []
+        for _ in range(2):
+            subscription = SubscriptionState()
+            client = SimpleNamespace(cluster=ClusterMetadata())
+            c = GroupCoordinator(client, subscription, group_id="g", assignors=(shared,))
+            c._coordination_task.cancel()
+            coordinators.append(c)
+        CooperativeGroupCoordinator.adopt(coordinators[0], cooperative=True)
+        with pytest.raises(ValueError, match="already serves another live consumer"):
+            CooperativeGroupCoordinator.adopt(coordinators[1], cooperative=True)
+        assert type(coordinators[1]) is GroupCoordinator
+
+    asyncio.run(main())
+
+
 def test_the_manifest_holds_on_the_installed_aiokafka() -> None:
     """Every internal the runtime relies on is there, with the signature it calls."""
     assert manifest.public_missing() == ()

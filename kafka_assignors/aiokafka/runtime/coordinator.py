@@ -73,16 +73,17 @@ class CooperativeGroupCoordinator(GroupCoordinator):  # type: ignore[misc]
     def adopt(cls, coordinator: Any, *, cooperative: bool) -> CooperativeGroupCoordinator:
         """Give aiokafka's freshly built ``coordinator`` this class (its layout is the
         parent's: no new slots) and bind our assignors to it (their per-consumer state and
-        generation). Raises :class:`~.manifest.MissingInternals` before changing anything."""
+        generation). Raises :class:`~.manifest.MissingInternals`, or ``ValueError`` for an
+        assignor instance another live consumer uses, before the class changes."""
         lacking = manifest.instance_missing("GroupCoordinator", coordinator)
         if lacking:
             raise manifest.MissingInternals(lacking)
-        coordinator.__class__ = cls
-        coordinator._ka_cooperative = cooperative
         for assignor in coordinator._assignors:
             bind = getattr(assignor, "bind", None)
             if callable(bind) and not isinstance(assignor, type):
                 bind(coordinator)
+        coordinator.__class__ = cls
+        coordinator._ka_cooperative = cooperative
         adopted: CooperativeGroupCoordinator = coordinator
         return adopted
 
