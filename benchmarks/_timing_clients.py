@@ -36,7 +36,8 @@ class Variant:
     #: what the client is given (kafka-python: 'module:Class'; confluent/aiokafka: wire
     #: name; java: assignor class)
     strategy: str
-    #: kafka-python only: the runtime's KafkaConsumer (False: a plain kafka.KafkaConsumer)
+    #: kafka-python: the runtime's KafkaConsumer (False: a plain kafka.KafkaConsumer);
+    #: aiokafka: kafka_assignors.aiokafka.AIOKafkaConsumer (False: aiokafka's own)
     runtime: bool = True
     #: where join -> stable comes from (documentation)
     stable_source: str = "members' state events (kafka-python's member state, generation "\
@@ -46,6 +47,9 @@ class Variant:
 _BRIDGE = ("members' state events (the membership client's state and generation, "
            "librdkafka's assignment())")
 
+_AIOKAFKA = ("members' state events (coordinator generation, no reassignment in progress, "
+             "assignment())")
+
 VARIANTS: dict[str, Variant] = {
     "eager": Variant("kafka-python", "kafka_assignors:BalancedStickyAssignor"),
     "cooperative-plain": Variant("kafka-python",
@@ -54,10 +58,12 @@ VARIANTS: dict[str, Variant] = {
     "bridge-eager": Variant("confluent", "balanced-sticky", stable_source=_BRIDGE),
     "bridge-cooperative": Variant("confluent", "cooperative-balanced-sticky",
                                   stable_source=_BRIDGE),
-    "aiokafka-eager": Variant(
-        "aiokafka", "balanced-sticky",
-        stable_source="members' state events (coordinator generation, no reassignment in "
-        "progress, assignment())"),
+    "aiokafka-eager": Variant("aiokafka", "balanced-sticky", False, stable_source=_AIOKAFKA),
+    # aiokafka alone: its own consumer and assignor
+    "aiokafka-roundrobin": Variant("aiokafka", "roundrobin", False, stable_source=_AIOKAFKA),
+    # kafka_assignors.aiokafka.AIOKafkaConsumer: the cooperative protocol
+    "aiokafka-cooperative": Variant("aiokafka", "cooperative-balanced-sticky",
+                                    stable_source=_AIOKAFKA),
     "java-cooperative": Variant(
         "java", "org.apache.kafka.clients.consumer.CooperativeStickyAssignor",
         stable_source="rebalance callbacks (onPartitionsAssigned ends each round)"),

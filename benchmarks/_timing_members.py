@@ -86,22 +86,39 @@ def run_confluent(cfg: MemberConfig, emitter: Emitter) -> None:
         emitter.emit("closed")
 
 
+def _aiokafka_assignor(wire_name: str) -> Any:
+    """aiokafka's ``roundrobin``, or our assignor of that wire name for aiokafka."""
+    if wire_name == "roundrobin":
+        from aiokafka.coordinator.assignors.roundrobin import RoundRobinPartitionAssignor
+
+        return RoundRobinPartitionAssignor
+    from kafka_assignors.aiokafka import (
+        BalancedStickyAssignor,
+        CooperativeBalancedStickyAssignor,
+    )
+
+    known = {"balanced-sticky": BalancedStickyAssignor,
+             "cooperative-balanced-sticky": CooperativeBalancedStickyAssignor}
+    if wire_name not in known:
+        raise ValueError(f"aiokafka member: {wire_name!r} is not wired")
+    return known[wire_name]()
+
+
 async def run_aiokafka(cfg: MemberConfig, emitter: Emitter) -> None:
-    """A member on aiokafka's AIOKafkaConsumer with our aiokafka adapter."""
+    """A member on aiokafka's AIOKafkaConsumer (``runtime``: ours) with the given assignor."""
     from aiokafka import AIOKafkaConsumer
     from aiokafka.abc import ConsumerRebalanceListener
 
-    from kafka_assignors.aiokafka import BalancedStickyAssignor
+    from kafka_assignors.aiokafka import AIOKafkaConsumer as Cooperative
 
-    if list(cfg.strategies) != ["balanced-sticky"]:
-        raise ValueError(f"aiokafka member: only balanced-sticky is wired, not {cfg.strategies}")
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()
     stop_on_stdin(lambda: loop.call_soon_threadsafe(stop.set))
-    assignor = BalancedStickyAssignor()
-    consumer = AIOKafkaConsumer(
+    assignors = tuple(_aiokafka_assignor(w) for w in cfg.strategies)
+    assignor = assignors[0]
+    consumer = (Cooperative if cfg.runtime else AIOKafkaConsumer)(
         bootstrap_servers=cfg.bootstrap, group_id=cfg.group_id, client_id=cfg.name,
-        partition_assignment_strategy=(assignor,),
+        partition_assignment_strategy=assignors,
         session_timeout_ms=cfg.session_timeout_ms,
         heartbeat_interval_ms=cfg.heartbeat_interval_ms,
         max_poll_interval_ms=cfg.max_poll_interval_ms,

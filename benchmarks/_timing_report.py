@@ -138,7 +138,8 @@ def _variants_table() -> str:
         client = {"kafka-python": ("`kafka_assignors.kafka_python.KafkaConsumer` (the runtime)"
                                    if v.runtime else "kafka-python `KafkaConsumer` (plain)"),
                   "confluent": "`kafka_assignors.confluent.Consumer` (the bridge)",
-                  "aiokafka": "aiokafka `AIOKafkaConsumer`, `kafka_assignors.aiokafka`",
+                  "aiokafka": ("`kafka_assignors.aiokafka.AIOKafkaConsumer` (cooperative)"
+                               if v.runtime else "aiokafka `AIOKafkaConsumer` (its own)"),
                   "java": "Java `KafkaConsumer` (kafka-clients), `group.protocol=classic`",
                   }[v.client]
         lines.append(f"| {name} | {client} | `{strategy}` | {v.stable_source} |")

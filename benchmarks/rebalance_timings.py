@@ -14,7 +14,9 @@ kafka-python ``eager`` (BalancedStickyAssignor), ``cooperative-plain``
 (CooperativeBalancedStickyAssignor on a plain ``kafka.KafkaConsumer``: what kafka-python
 alone does), ``cooperative`` (the same with ``kafka_assignors.kafka_python.KafkaConsumer``,
 the runtime); the
-confluent bridge ``bridge-eager`` / ``bridge-cooperative``; ``aiokafka-eager``; and
+confluent bridge ``bridge-eager`` / ``bridge-cooperative``; ``aiokafka-eager`` (our assignor on
+aiokafka's consumer), ``aiokafka-roundrobin`` (aiokafka alone), ``aiokafka-cooperative``
+(``kafka_assignors.aiokafka.AIOKafkaConsumer``); and
 ``java-cooperative``: Kafka's KafkaConsumer with CooperativeStickyAssignor and
 group.protocol=classic (benchmarks/java/RebalanceMember.java, compiled at run time against
 the kafka-clients jar that docker/build-image.sh resolved; one JVM, one thread per member).

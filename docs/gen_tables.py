@@ -128,7 +128,9 @@ PROTOCOLS = {
     "cooperative": "**kafka-python cooperative, with the runtime**",
     "bridge-eager": "confluent-kafka bridge, eager",
     "bridge-cooperative": "**confluent-kafka bridge, cooperative**",
-    "aiokafka-eager": "aiokafka, eager",
+    "aiokafka-eager": "aiokafka, eager (our assignor)",
+    "aiokafka-roundrobin": "aiokafka alone, `roundrobin`",
+    "aiokafka-cooperative": "**aiokafka cooperative, `kafka_assignors.aiokafka`**",
     "java-cooperative": "Java consumer, `CooperativeStickyAssignor` (reference)",
 }
 

@@ -5,14 +5,20 @@
 (No tests here: the file is named so that pytest does not collect it.)
 
 Config keys: ``name``, ``bootstrap``, ``group``, ``topics`` (list), ``strategy`` (wire name,
-e.g. ``balanced-sticky``) and optionally ``session_timeout_ms``, ``heartbeat_interval_ms``,
-``metadata_max_age_ms``, ``auto_commit_ms``, ``report_records``.
+e.g. ``balanced-sticky``) and optionally ``strategies`` (wire names, in order; ``roundrobin``
+is aiokafka's own; overrides ``strategy``), ``runtime`` (true: the consumer is
+``kafka_assignors.aiokafka.AIOKafkaConsumer``, cooperative with our ``Cooperative...``
+assignors; default: aiokafka's own), ``flush_s_per_partition`` (``on_partitions_revoked``
+awaits that long per partition given up, as an application flushing state would),
+``session_timeout_ms``, ``heartbeat_interval_ms``, ``metadata_max_age_ms``,
+``auto_commit_ms``, ``report_records``.
 
 Reports JSON lines on stdout in the format of the kafka-python group runner's members
 (:mod:`kafka_assignors.embedded.events`), so the test can track both libraries alike:
 ``started``, ``assigned``/``revoked`` (the rebalance listener, with a snapshot:
 ``generation``, ``member_id``, ``state`` STABLE/REBALANCING/UNJOINED, ``protocol``,
 ``assignment``), ``state`` (the snapshot changed), ``record`` (if ``report_records``),
+``released`` (``on_partitions_revoked`` returned, with the partitions),
 ``report`` (the assignor's leader report, when this member computed an assignment:
 ``target``/``sent`` as ``{member_id: [[topic, partition], ...]}``), ``closing``/``closed``
 and ``error``. Offsets are auto-committed (and committed on rebalance and on stop).
@@ -38,11 +44,15 @@ def _plain(assignment: Any) -> dict[str, list[list[Any]]]:
 
 
 def make_assignor(wire_name: str) -> Any:
-    """Our assignor with that wire name, wrapped for aiokafka."""
+    """Our assignor with that wire name, wrapped for aiokafka (``roundrobin``: aiokafka's)."""
     import kafka_assignors
     from kafka_assignors.aiokafka import BalancedStickyAssignor, for_aiokafka
     from kafka_assignors.kafka_python.assignor import KafkaPythonAssignor
 
+    if wire_name == "roundrobin":
+        from aiokafka.coordinator.assignors.roundrobin import RoundRobinPartitionAssignor
+
+        return RoundRobinPartitionAssignor
     if wire_name == "balanced-sticky":
         return BalancedStickyAssignor()
     for export in kafka_assignors.__all__:
@@ -77,17 +87,22 @@ async def run(cfg: dict[str, Any], emitter: Emitter) -> None:
     from aiokafka import AIOKafkaConsumer
     from aiokafka.abc import ConsumerRebalanceListener
 
+    from kafka_assignors.aiokafka import AIOKafkaConsumer as CooperativeCapable
+
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()
 
     stop_on_stdin(lambda: loop.call_soon_threadsafe(stop.set))
 
-    assignor = make_assignor(cfg["strategy"])
-    consumer = AIOKafkaConsumer(
+    assignors = [make_assignor(w) for w in cfg.get("strategies", [cfg["strategy"]])]
+    assignor = assignors[0]
+    flush_s = float(cfg.get("flush_s_per_partition", 0.0))
+    consumer_class = CooperativeCapable if cfg.get("runtime") else AIOKafkaConsumer
+    consumer = consumer_class(
         bootstrap_servers=cfg["bootstrap"],
         group_id=cfg["group"],
         client_id=cfg["name"],
-        partition_assignment_strategy=(assignor,),
+        partition_assignment_strategy=tuple(assignors),
         session_timeout_ms=cfg.get("session_timeout_ms", 6_000),
         heartbeat_interval_ms=cfg.get("heartbeat_interval_ms", 500),
         metadata_max_age_ms=cfg.get("metadata_max_age_ms", 5_000),
@@ -100,10 +115,13 @@ async def run(cfg: dict[str, Any], emitter: Emitter) -> None:
         def _emit(self, kind: str, tps: Any) -> None:
             emitter.emit(kind, partitions=_pairs(tps), **snapshot(consumer, assignor.name))
 
-        def on_partitions_revoked(self, revoked: Any) -> None:
+        async def on_partitions_revoked(self, revoked: Any) -> None:
             self._emit("revoked", revoked)
+            if flush_s and revoked:
+                await asyncio.sleep(flush_s * len(revoked))
+            emitter.emit("released", partitions=_pairs(revoked))
 
-        def on_partitions_assigned(self, assigned: Any) -> None:
+        async def on_partitions_assigned(self, assigned: Any) -> None:
             self._emit("assigned", assigned)
 
     consumer.subscribe(topics=list(cfg["topics"]), listener=Listener())
@@ -120,7 +138,7 @@ async def run(cfg: dict[str, Any], emitter: Emitter) -> None:
                         value = rec.value.decode("utf-8", "replace") if rec.value else None
                         emitter.emit("record", topic=rec.topic, partition=rec.partition,
                                      offset=rec.offset, value=value)
-            report = assignor.last_report
+            report = getattr(assignor, "last_report", None)
             if report is not None and report is not last_report:
                 emitter.emit("report", strategy=report.strategy, members=report.members,
                              moved=report.moved, target=_plain(report.target),

@@ -56,6 +56,7 @@ FILE_GROUPS = {
     "integration_tests/test_e2e/test_migration.py": "timing-sensitive",
     "integration_tests/test_kafka_python_runtime_live.py": "timing-sensitive",
     "integration_tests/test_confluent_bridge.py": "timing-sensitive",
+    "integration_tests/test_aiokafka_cooperative_live.py": "timing-sensitive",
 }
 #: fixtures whose tests form one serial group (the fixture is then started once per run)
 FIXTURE_GROUPS = {

@@ -94,10 +94,12 @@ TIMING_SENSITIVE=(
     integration_tests/test_usage_matrix_kafka_python.py
     integration_tests/test_usage_matrix_kafka_python_2.py
     integration_tests/test_usage_matrix_confluent.py
+    integration_tests/test_usage_matrix_aiokafka.py
     integration_tests/test_e2e/test_chaos.py
     integration_tests/test_e2e/test_migration.py
     integration_tests/test_kafka_python_runtime_live.py
     integration_tests/test_confluent_bridge.py
+    integration_tests/test_aiokafka_cooperative_live.py
 )
 ignored=()
 if [[ "${TIMING_SERIAL:-0}" == 1 ]]; then

@@ -53,6 +53,7 @@ from __future__ import annotations
 
 #: client name -> "module:function" returning its plans.Client
 CLIENTS = {
+    "aiokafka": "integration_tests.usage_matrix.aiokafka_client:client",
     "confluent-kafka": "integration_tests.usage_matrix.confluent:client",
     "kafka-python": "integration_tests.usage_matrix.kafka_python:client",
     "kafka-python-2": "integration_tests.usage_matrix.kafka_python_2:client",

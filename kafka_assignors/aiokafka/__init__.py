@@ -7,9 +7,12 @@ Usage (every assignor of ``kafka_assignors`` is here under the same name)::
 
 aiokafka members send the same version-3 subscription as kafka-python members,
 so both can share a group and either can be the leader.  aiokafka has no
-cooperative protocol, so its members always run eager (the cooperative
-strategies still work in a group with them: the leader knows which members
-still hold partitions).  Requires the ``aiokafka`` extra.
+cooperative protocol, so a plain ``aiokafka.AIOKafkaConsumer`` always runs eager
+(the cooperative strategies still work in a group with them: the leader knows
+which members still hold partitions).  Cooperative rebalancing is one line away:
+build the consumer with :class:`AIOKafkaConsumer` from this module (aiokafka's
+constructor) and our ``Cooperative...`` assignors (:mod:`.runtime`).  Requires
+the ``aiokafka`` extra.
 
 The strategies are :mod:`kafka_assignors.strategies`; an :class:`AIOKafkaAssignor` runs
 one through the kafka-python binding's member code (:mod:`kafka_assignors.kafka_python`:
@@ -42,11 +45,13 @@ from ..kafka_python.assignors import (
 )
 from ..protocol.leader import MODE_EAGER
 from . import rebalance_metrics
+from .runtime import AIOKafkaConsumer
 
 log = logging.getLogger("kafka_assignors")
 
 __all__ = [
     "AIOKafkaAssignor",
+    "AIOKafkaConsumer",
     "BalancedStickyAssignor",
     "CooperativeBalancedStickyAssignor",
     "for_aiokafka",
@@ -83,6 +88,16 @@ class AIOKafkaAssignor(_AIOAbstractAssignor):  # type: ignore[misc]
         return self._inner.name
 
     @property
+    def cooperative(self) -> bool:
+        """Whether the strategy speaks the cooperative protocol (Java's
+        ``supportedProtocols`` includes COOPERATIVE)."""
+        return bool(self._inner.cooperative)
+
+    #: The protocol this member announces: eager on a plain aiokafka consumer;
+    #: :class:`~.runtime.AIOKafkaConsumer` sets it from the protocol it runs.
+    protocol_mode: str = MODE_EAGER
+
+    @property
     def last_report(self) -> Any:
         return self._inner.last_report
 
@@ -91,8 +106,8 @@ class AIOKafkaAssignor(_AIOAbstractAssignor):  # type: ignore[misc]
         if consumer is not None and getattr(consumer, "_coordinator", None) is not None:
             self._instrumented = None
             rebalance_metrics.instrument_started(consumer)  # before this JoinGroup is sent
-        # aiokafka has no cooperative protocol: its members always run eager
-        sub: ConsumerProtocolSubscription = self._inner.subscription(topics, MODE_EAGER)
+        # a plain aiokafka consumer has no cooperative protocol: it runs eager
+        sub: ConsumerProtocolSubscription = self._inner.subscription(topics, self.protocol_mode)
         return bytes(sub.encode())
 
     def on_assignment(self, assignment: Any) -> None:
@@ -151,7 +166,8 @@ def BalancedStickyAssignor(**kwargs: Any) -> AIOKafkaAssignor:
 
 
 def CooperativeBalancedStickyAssignor(**kwargs: Any) -> AIOKafkaAssignor:
-    """``cooperative-balanced-sticky`` for aiokafka (its members run eager)."""
+    """``cooperative-balanced-sticky`` for aiokafka (cooperative with our
+    :class:`AIOKafkaConsumer`; eager with aiokafka's own)."""
     return AIOKafkaAssignor(_CooperativeBalancedSticky(**kwargs))
 
 
@@ -168,6 +184,6 @@ def __getattr__(name: str) -> Any:
             return AIOKafkaAssignor(cls(*args, **kwargs))
 
         factory.__name__ = name
-        factory.__doc__ = f"``{cls.name}`` for aiokafka (its members run eager)."
+        factory.__doc__ = f"``{cls.name}`` for aiokafka."
         return factory
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

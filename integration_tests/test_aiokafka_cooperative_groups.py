@@ -1,0 +1,155 @@
+"""Cooperative aiokafka members in mixed groups and through a rolling upgrade, live.
+
+* Mixed: cooperative aiokafka members (``kafka_assignors.aiokafka.AIOKafkaConsumer``),
+  cooperative kafka-python members (``kafka_assignors.kafka_python.KafkaConsumer``) and
+  eager aiokafka members (aiokafka's own consumer with the same assignor) in one group on
+  ``cooperative-balanced-sticky``, under traffic: an eager aiokafka member leads first, then
+  it leaves and another member (the broker's pick) leads; members join and leave.
+* Rolling upgrade: three aiokafka members on aiokafka's ``roundrobin`` are restarted one at a
+  time with our consumer listing ``cooperative-balanced-sticky`` and ``roundrobin`` (eager
+  while ``roundrobin`` is listed, Java's rule), then once more with only
+  ``cooperative-balanced-sticky`` (cooperative), under traffic.
+
+After each step the group is stable with every partition owned exactly once; at the end
+every acknowledged record was consumed (0 lost) and no partition was ever held by two
+members at once (the members' rebalance callbacks, CLOCK_MONOTONIC). Every revocation
+awaits 0.1 s per partition, so a hand-over before the old owner let go would show.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from kafka_assignors.embedded import GroupRunner
+
+from .background_producer import BackgroundProducer
+from .conftest import BrokerHandle
+from .ledger import Reporting, holdings, overlaps, ownership_story
+from .test_aiokafka_live import AioMembers, MixedGroup
+
+PARTITIONS = 12
+COOPERATIVE = "cooperative-balanced-sticky"
+KP_COOPERATIVE = "kafka_assignors:CooperativeBalancedStickyAssignor"
+OURS: dict[str, Any] = {"runtime": True, "strategies": [COOPERATIVE]}
+EAGER_AIOKAFKA: dict[str, Any] = {"runtime": False, "strategies": [COOPERATIVE]}
+ROUNDROBIN: dict[str, Any] = {"runtime": False, "strategies": ["roundrobin"]}
+UPGRADING: dict[str, Any] = {"runtime": True, "strategies": [COOPERATIVE, "roundrobin"]}
+pytestmark = pytest.mark.timeout(420)
+
+
+def _group(bootstrap: str, group_id: str, topic: str) -> MixedGroup:
+    runner = GroupRunner(bootstrap, group_id, [topic], [KP_COOPERATIVE], runtime=True,
+                         session_timeout_ms=6_000, heartbeat_interval_ms=500,
+                         report_records=True, revoke_delay_ms=100,
+                         consumer_config={"metadata_max_age_ms": 5_000,
+                                          "auto_commit_interval_ms": 1_000})
+    aio = AioMembers(bootstrap, group_id, [topic])
+    aio.base["flush_s_per_partition"] = 0.1
+    return MixedGroup(bootstrap, runner, aio, {topic: PARTITIONS})
+
+
+def _consumed(group: MixedGroup) -> set[tuple[int, int]]:
+    events = [e for v in group.runner.members() for e in v.events]
+    events += [e for n in group.aio.members for e in group.aio.events(n)]
+    return {(int(e["partition"]), int(e["offset"])) for e in events if e["event"] == "record"}
+
+
+def _stopped_reading(group: MixedGroup, names: list[str]) -> list[str]:
+    """Those of ``names`` that ever stopped returning records for a rebalance once they held
+    partitions (REBALANCING: aiokafka's ``reassignment_in_progress``, which an eager member
+    enters at each rebalance; a new member is in it until its first assignment)."""
+    out = []
+    for name in names:
+        held = False
+        for e in group.aio.events(name):
+            if e.get("state") == "REBALANCING" and held:
+                out.append(name)
+                break
+            held = held or bool(e.get("assignment"))
+    return out
+
+
+def _finish(group: MixedGroup, producer: BackgroundProducer) -> None:
+    """Stop the traffic; every acknowledged record consumed; never two owners."""
+    producer.stop()
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and not producer.acked <= _consumed(group):
+        time.sleep(0.2)
+    lost = producer.acked - _consumed(group)
+    views: list[Reporting] = [*group.runner.members(), *group.aio.members.values()]
+    problems = overlaps(holdings(views))
+    assert not lost, f"{len(lost)} acknowledged records never consumed: {sorted(lost)[:10]}"
+    assert not problems, "\n".join(problems) + "\n" + ownership_story(views, problems)
+
+
+def test_mixed_group_of_cooperative_and_eager_members_of_both_libraries(
+        kafka_broker: BrokerHandle, make_topic: Callable[..., str],
+        unique_name: Callable[[str], str]) -> None:
+    """Cooperative aiokafka, cooperative kafka-python and eager aiokafka members share a
+    group under traffic, whoever leads: always valid, 0 lost, never two owners."""
+    topic = make_topic(PARTITIONS)
+    group = _group(kafka_broker.bootstrap, unique_name("group"), topic)
+    producer = BackgroundProducer(kafka_broker.bootstrap, topic, 200, partitions=PARTITIONS)
+    try:
+        group.aio.add("eager0", **EAGER_AIOKAFKA)  # first in: leads
+        state = group.wait_stable()
+
+        def add_cooperative_pair(aiokafka_name: str, kafka_python_name: str) -> None:
+            group.aio.add(aiokafka_name, **OURS)
+            group.add_kafka_python(kafka_python_name)
+
+        steps: list[Callable[[], Any]] = [
+            lambda: add_cooperative_pair("coop0", "kp0"),
+            lambda: add_cooperative_pair("coop1", "kp1"),
+            lambda: group.aio.stop("eager0"),  # the leader leaves: the broker picks another
+            lambda: group.aio.add("eager1", **EAGER_AIOKAFKA),
+            lambda: group.runner.stop_member(group.kp_index["kp0"]),
+        ]
+        for step in steps:
+            generation = group.generation()
+            step()
+            state = group.wait_stable(generation)
+        assert sorted(state) == ["coop0", "coop1", "eager1", "kp1"]
+        _finish(group, producer)
+        # cooperative members never stopped reading; the eager one did at each rebalance
+        assert _stopped_reading(group, ["coop0", "coop1", "eager0"]) == ["eager0"]
+    finally:
+        if not producer._stop.is_set():
+            producer.stop()
+        group.aio.close()
+        group.runner.close()
+
+
+def test_rolling_upgrade_from_roundrobin_to_cooperative_under_traffic(
+        kafka_broker: BrokerHandle, make_topic: Callable[..., str],
+        unique_name: Callable[[str], str]) -> None:
+    """roundrobin -> both listed (eager) -> cooperative only, one member at a time, under
+    traffic: 0 lost, never two owners, the group on cooperative-balanced-sticky at the end."""
+    topic = make_topic(PARTITIONS)
+    group = _group(kafka_broker.bootstrap, unique_name("group"), topic)
+    producer = BackgroundProducer(kafka_broker.bootstrap, topic, 200, partitions=PARTITIONS)
+    try:
+        for i in range(3):
+            group.aio.add(f"rr{i}", **ROUNDROBIN)
+        group.wait_stable()
+        for old, new, options in (
+                *((f"rr{i}", f"both{i}", UPGRADING) for i in range(3)),
+                *((f"both{i}", f"coop{i}", OURS) for i in range(3))):
+            generation = group.generation()
+            group.aio.stop(old)
+            group.aio.add(new, **options)
+            group.wait_stable(generation)
+        protocols = {[e for e in group.aio.events(n) if e.get("state") == "STABLE"][-1]
+                     ["protocol"] for n in ("coop0", "coop1", "coop2")}
+        assert protocols == {COOPERATIVE}
+        _finish(group, producer)
+        assert _stopped_reading(group, ["coop0", "coop1", "coop2"]) == []
+    finally:
+        if not producer._stop.is_set():
+            producer.stop()
+        group.aio.close()
+        group.runner.close()
