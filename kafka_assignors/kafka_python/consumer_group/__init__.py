@@ -45,8 +45,9 @@ def heartbeat_version(consumer: Any) -> int:
         raise ConsumerProtocolUnavailableError(
             f"group_protocol='consumer' needs a broker with the consumer group protocol "
             f"(KIP-848: Apache Kafka 4.0+ with 'consumer' in "
-            f"group.coordinator.rebalance.protocols); this broker ({data}) does not offer "
-            "ConsumerGroupHeartbeat. Use group_protocol='classic' (the default) with it."
+            f"group.coordinator.rebalance.protocols); this broker ({data.broker_version_str}) "
+            "does not offer ConsumerGroupHeartbeat. Use group_protocol='classic' (the "
+            "default) with it."
         ) from None
 
 

@@ -76,7 +76,9 @@ def missing(coordinator: Any) -> tuple[str, ...]:
     import kafka.protocol.consumer as requests
 
     out: list[str] = []
-    cls = type(coordinator)
+    # kafka-python's own class (the member may already be in place on this coordinator)
+    cls = next((c for c in type(coordinator).__mro__ if c.__module__.startswith("kafka.")),
+               object)
     for name, expected in METHODS.items():
         method = getattr(cls, name, None)
         if method is None:

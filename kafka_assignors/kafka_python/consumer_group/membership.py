@@ -88,7 +88,7 @@ class Membership:
         self.rack_id = rack_id
         self.rebalance_timeout_ms = rebalance_timeout_ms
         self.server_assignor = server_assignor
-        self.state = MemberState.UNSUBSCRIBED
+        self._state = MemberState.UNSUBSCRIBED
         self.member_epoch = JOIN_EPOCH
         self.topics: frozenset[str] | None = None
         self.regex: str | None = None
@@ -100,6 +100,10 @@ class Membership:
         self.subscription_changed = False
         self.ack_sent = False
 
+    @property
+    def state(self) -> MemberState:
+        return self._state
+
     # -- transitions ---------------------------------------------------------------------
 
     def transition(self, new: MemberState) -> None:
@@ -107,7 +111,7 @@ class Membership:
         if self.state is not new and self.state not in ENTERED_FROM[new]:
             raise IllegalTransition(f"member {self.member_id}: {self.state.value} -> "
                                     f"{new.value} is not a KIP-848 transition")
-        self.state = new
+        self._state = new
         if new is MemberState.ACKNOWLEDGING:
             self.ack_sent = False
 
@@ -213,6 +217,8 @@ class Membership:
             self.transition(MemberState.STABLE)
         if self.state is MemberState.STABLE and self.target != self.current:
             self.transition(MemberState.RECONCILING)
+        elif self.state is MemberState.STABLE:
+            self.current_epoch = self.target_epoch
         if self.state is MemberState.RECONCILING and self.target == self.current:
             # nothing moves (e.g. an epoch bump): own the target's epoch, nothing to call
             self.current_epoch = self.target_epoch
