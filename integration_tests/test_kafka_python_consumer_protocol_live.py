@@ -1,0 +1,181 @@
+"""kafka-python members on the consumer group protocol (KIP-848), against the real broker.
+
+``kafka_assignors.kafka_python.KafkaConsumer(..., group_protocol="consumer")``: the broker
+assigns (our ``balanced-sticky`` plugin, or Kafka's ``uniform``), the member reconciles in
+``poll()``.  Groups are waited for by the broker's Stable state and every member's own view
+(``kafka_python_848_group.py``); the group's session is 6 s and heartbeats 1 s apart (group
+configs the test broker allows), so a member's changes show within seconds.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+from kafka import ConsumerRebalanceListener
+
+from .background_producer import BackgroundProducer
+from .broker_view import describe
+from .conftest import BrokerHandle
+from .consumer_protocol_group import require_balanced_sticky
+from .kafka_python_848_group import TP, KafkaPythonGroup
+from .test_broker_assignor_live import SESSION_MS, _short_sessions
+
+PARTITIONS = 6
+
+
+class Calls(ConsumerRebalanceListener):  # type: ignore[misc]
+    """The listener calls of one member, in order."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, frozenset[TP]]] = []
+
+    def _add(self, kind: str, tps: Any) -> None:
+        self.calls.append((kind, frozenset((tp.topic, tp.partition) for tp in tps)))
+
+    def on_partitions_revoked(self, revoked: Any) -> None:
+        self._add("revoked", revoked)
+
+    def on_partitions_assigned(self, assigned: Any) -> None:
+        self._add("assigned", assigned)
+
+    def on_partitions_lost(self, lost: Any) -> None:
+        self._add("lost", lost)
+
+    def kinds(self) -> list[str]:
+        return [kind for kind, _ in self.calls]
+
+
+@pytest.fixture
+def group(kafka_broker: BrokerHandle, unique_name: Callable[[str], str]
+          ) -> Iterator[KafkaPythonGroup]:
+    made = KafkaPythonGroup(kafka_broker.bootstrap, unique_name("group"))
+    _short_sessions(kafka_broker.bootstrap, made.group_id)
+    yield made
+    made.close_all()
+
+
+def _members_on_broker(bootstrap: str, group_id: str) -> set[str]:
+    from confluent_kafka.admin import AdminClient
+
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    for _ in range(20):  # only a coordinator still loading makes describe fail
+        view = describe(admin, group_id)
+        if not isinstance(view, str):
+            return set(view.members)
+        time.sleep(0.5)
+    pytest.fail(f"cannot describe group {group_id}")
+
+
+@pytest.mark.parametrize("assignor", ["balanced-sticky", "uniform"])
+def test_members_join_and_leave_under_traffic_with_nothing_lost_or_read_twice(
+    kafka_broker: BrokerHandle, make_topic: Callable[..., str], group: KafkaPythonGroup,
+    assignor: str,
+) -> None:
+    """Two members, a third joins, one closes, records flowing all along: every stable
+    assignment is complete and disjoint and names the assignor asked for, no partition is
+    ever held by two members, the member that keeps partitions reads them while the group
+    reconciles, a closed member is gone from the group at once, and every acknowledged
+    record is read exactly once."""
+    if assignor == "balanced-sticky":
+        require_balanced_sticky(kafka_broker.bootstrap)
+    topic = make_topic(PARTITIONS)
+    producer = BackgroundProducer(kafka_broker.bootstrap, topic, rate=200,
+                                  partitions=PARTITIONS)
+    try:
+        for name in ("m1", "m2"):
+            group.join(name, [topic], group_remote_assignor=assignor)
+        before = group.stable(PARTITIONS)
+        from confluent_kafka.admin import AdminClient
+
+        view = describe(AdminClient({"bootstrap.servers": kafka_broker.bootstrap}),
+                        group.group_id)
+        assert not isinstance(view, str) and view.group_type == "CONSUMER"
+        assert view.assignor == assignor
+
+        start = time.monotonic()
+        group.join("m3", [topic], group_remote_assignor=assignor)
+        after = group.stable(PARTITIONS)
+        end = time.monotonic()
+        kept = before["m1"] & after["m1"]
+        read_while_reconciling = {tp for at, tp in group.reads["m1"].by_partition_at
+                                  if start <= at < end and tp in kept}
+        assert kept and read_while_reconciling, (
+            f"m1 kept {sorted(kept)} but read none of them while the group reconciled")
+
+        group.close("m2")
+        assert "m2" not in _members_on_broker(kafka_broker.bootstrap, group.group_id)
+        group.stable(PARTITIONS)
+    finally:
+        producer.stop()
+    acked = {(topic, p, o) for p, o in producer.acked}
+    group.drain(lambda: acked)
+    assert not group.double_owned, f"held by two members at once: {group.double_owned[:5]}"
+    assert acked <= group.all_read(), f"{len(acked - group.all_read())} records never read"
+    assert group.read_twice() == 0
+
+
+def test_a_fenced_member_loses_its_partitions_and_rejoins_at_epoch_0(
+    kafka_broker: BrokerHandle, make_topic: Callable[..., str], group: KafkaPythonGroup,
+) -> None:
+    """A member whose epoch the broker does not know (FENCED_MEMBER_EPOCH) gives up its
+    partitions through on_partitions_lost, never on_partitions_revoked, and joins again;
+    the group is whole afterwards."""
+    topic = make_topic(PARTITIONS)
+    listener = Calls()
+    group.join("m1", [topic]).subscribe([topic], listener=listener)
+    group.join("m2", [topic])
+    held = group.stable(PARTITIONS)["m1"]
+    coordinator = group.members["m1"]._coordinator
+    since = len(listener.calls)
+    with coordinator._lock:
+        coordinator._membership.member_epoch += 7  # an epoch the broker never gave
+    coordinator._heartbeat_wakeup.notify()
+    deadline = time.monotonic() + 20
+    while "lost" not in listener.kinds() and time.monotonic() < deadline:
+        group.poll_round()
+    assert ("lost", held) in listener.calls[since:], listener.calls
+    assert "revoked" not in listener.kinds()[since:]
+    group.stable(PARTITIONS)
+
+
+def test_a_member_that_stops_polling_leaves_then_rejoins(
+    kafka_broker: BrokerHandle, make_topic: Callable[..., str], group: KafkaPythonGroup,
+) -> None:
+    """No poll() for max_poll_interval_ms: the member leaves (its partitions go to the
+    other at once, well before the session would expire), and its next poll() reports them
+    lost and rejoins, as the Java consumer does."""
+    topic = make_topic(PARTITIONS)
+    listener = Calls()
+    group.join("m1", [topic], max_poll_interval_ms=3000).subscribe([topic], listener=listener)
+    group.join("m2", [topic])
+    held = group.stable(PARTITIONS)["m1"]
+    since = len(listener.calls)
+    group.held.pop("m1")
+    assert group.stable(PARTITIONS, skip=frozenset({"m1"}))["m2"] == {
+        (topic, p) for p in range(PARTITIONS)}
+    group.poll_round()
+    assert listener.calls[since:since + 1] == [("lost", held)], listener.calls
+    group.stable(PARTITIONS)
+
+
+def test_a_static_member_keeps_its_partitions_across_a_restart(
+    kafka_broker: BrokerHandle, make_topic: Callable[..., str], group: KafkaPythonGroup,
+) -> None:
+    """A static member (group_instance_id) closes with epoch -2: the broker keeps it and
+    its partitions; the same instance started again gets the same partitions back and the
+    other member's never changed."""
+    topic = make_topic(PARTITIONS)
+    group.join("s1", [topic], group_instance_id="instance-1")
+    group.join("m2", [topic])
+    before = group.stable(PARTITIONS)
+    group.close("s1")
+    assert "s1" in _members_on_broker(kafka_broker.bootstrap, group.group_id)
+    restart_by = time.monotonic() + SESSION_MS / 1000 / 2
+    while time.monotonic() < restart_by:
+        group.poll_round()
+        assert group.held["m2"] == before["m2"]
+    group.join("s1", [topic], group_instance_id="instance-1")
+    assert group.stable(PARTITIONS) == before
