@@ -179,3 +179,45 @@ def test_a_static_member_keeps_its_partitions_across_a_restart(
         assert group.held["m2"] == before["m2"]
     group.join("s1", [topic], group_instance_id="instance-1")
     assert group.stable(PARTITIONS) == before
+
+
+def test_explain_shows_a_group_of_kafka_python_members_on_the_broker_plugin(
+    kafka_broker: BrokerHandle, make_topic: Callable[..., str], group: KafkaPythonGroup,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """``kafka-assignors explain`` on a KIP-848 group of kafka-python members assigned by
+    balanced-sticky: the broker's assignor, the epochs, each member with its epoch, rack,
+    subscription and the assignment it holds itself, and the lag after its commits."""
+    import json
+
+    from kafka_assignors.cli import main
+
+    require_balanced_sticky(kafka_broker.bootstrap)
+    topic = make_topic(PARTITIONS)
+    for name, rack in (("m1", "r1"), ("m2", "r2")):
+        group.join(name, [topic], group_remote_assignor="balanced-sticky", client_rack=rack)
+    own = group.stable(PARTITIONS)
+    for consumer in group.members.values():
+        consumer.commit()
+    code = main(["explain", "--bootstrap", kafka_broker.bootstrap, "--group", group.group_id,
+                 "--json"])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    doc = json.loads(captured.out)
+    assert doc["group_type"] == "consumer" and doc["strategy"] == "balanced-sticky"
+    assert doc["state"] == "Stable" and doc["group_epoch"] == doc["assignment_epoch"] > 0
+    by_client = {m["client_id"]: m for m in doc["members"]}
+    assert set(by_client) == {"m1", "m2"}
+    for name, held in own.items():
+        member = by_client[name]
+        coordinator = group.members[name]._coordinator
+        assert member["member_id"] == coordinator._membership.member_id
+        assert member["member_epoch"] == coordinator._membership.member_epoch > 0
+        assert member["member_type"] == "consumer" and member["topics"] == [topic]
+        assert member["rack"] == {"m1": "r1", "m2": "r2"}[name]
+        assert member["assignment"] == member["target_assignment"] == {
+            topic: sorted(p for _, p in held)}
+    assert doc["unassigned"] == [] and doc["total_lag"] == 0
+    assert main(["explain", "--bootstrap", kafka_broker.bootstrap,
+                 "--group", group.group_id]) == 0
+    assert "assignor   balanced-sticky (on the broker)" in capsys.readouterr().out
