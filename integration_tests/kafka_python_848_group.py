@@ -51,6 +51,18 @@ class KafkaPythonGroup:
         self.reads.setdefault(name, Reads())
         return consumer
 
+    def join_confluent(self, name: str, topics: list[str], **conf: Any) -> Any:
+        """A confluent-kafka member with ``group.protocol=consumer`` in the same group."""
+        from confluent_kafka import Consumer
+
+        consumer = Consumer({"bootstrap.servers": self.bootstrap, "group.id": self.group_id,
+                             "client.id": name, "group.protocol": "consumer",
+                             "auto.offset.reset": "earliest", **conf})
+        consumer.subscribe(topics)
+        self.members[name] = consumer
+        self.reads.setdefault(name, Reads())
+        return consumer
+
     def close(self, name: str) -> None:
         self.members.pop(name).close()
         self.held.pop(name, None)
@@ -68,13 +80,13 @@ class KafkaPythonGroup:
         for name, consumer in self.members.items():
             if name in skip:
                 continue
-            for tp, records in consumer.poll(timeout_ms=timeout_ms).items():
-                reads = self.reads[name]
-                for r in records:
-                    key = (tp.topic, tp.partition, r.offset)
+            reads = self.reads[name]
+            for tp, offsets in _poll(consumer, timeout_ms).items():
+                for offset in offsets:
+                    key = (*tp, offset)
                     reads.records[key] = reads.records.get(key, 0) + 1
-                if records:
-                    reads.by_partition_at.append((now, (tp.topic, tp.partition)))
+                if offsets:
+                    reads.by_partition_at.append((now, tp))
             self.held[name] = frozenset((tp.topic, tp.partition)
                                         for tp in consumer.assignment())
         owners: dict[TP, list[str]] = {}
@@ -125,3 +137,16 @@ class KafkaPythonGroup:
             for key, n in reads.records.items():
                 count[key] = count.get(key, 0) + n
         return sum(1 for n in count.values() if n > 1)
+
+
+def _poll(consumer: Any, timeout_ms: int) -> dict[TP, list[int]]:
+    """One poll of a kafka-python or a confluent-kafka consumer: offsets read by partition."""
+    out: dict[TP, list[int]] = {}
+    if hasattr(consumer, "consume"):  # confluent-kafka
+        for msg in consumer.consume(500, timeout_ms / 1000):
+            if msg.error() is None:
+                out.setdefault((msg.topic(), msg.partition()), []).append(msg.offset())
+        return out
+    for tp, records in consumer.poll(timeout_ms=timeout_ms).items():
+        out[(tp.topic, tp.partition)] = [r.offset for r in records]
+    return out

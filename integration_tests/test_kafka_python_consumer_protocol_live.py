@@ -221,3 +221,88 @@ def test_explain_shows_a_group_of_kafka_python_members_on_the_broker_plugin(
     assert main(["explain", "--bootstrap", kafka_broker.bootstrap,
                  "--group", group.group_id]) == 0
     assert "assignor   balanced-sticky (on the broker)" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("assignor", ["balanced-sticky", "uniform"])
+def test_a_mixed_group_of_kafka_python_confluent_and_classic_members(
+    kafka_broker: BrokerHandle, make_topic: Callable[..., str], group: KafkaPythonGroup,
+    assignor: str,
+) -> None:
+    """One group: a kafka-python member on the consumer protocol, a confluent-kafka member
+    with group.protocol=consumer and a classic kafka-python member (the broker's mixed
+    group), joining and leaving one by one under traffic: every stable assignment is
+    complete, no partition is held twice, the group stays a consumer-protocol group on the
+    assignor asked for, and every acknowledged record is read."""
+    from confluent_kafka.admin import AdminClient
+
+    from kafka_assignors import CooperativeBalancedStickyAssignor
+
+    if assignor == "balanced-sticky":
+        require_balanced_sticky(kafka_broker.bootstrap)
+    topic = make_topic(PARTITIONS)
+    admin = AdminClient({"bootstrap.servers": kafka_broker.bootstrap})
+    producer = BackgroundProducer(kafka_broker.bootstrap, topic, rate=200,
+                                  partitions=PARTITIONS)
+    try:
+        group.join("kp-848", [topic], group_remote_assignor=assignor)
+        group.stable(PARTITIONS)
+        group.join("kp-classic", [topic], group_protocol="classic",
+                   partition_assignment_strategy=[CooperativeBalancedStickyAssignor])
+        group.stable(PARTITIONS)
+        group.join_confluent("cf-848", [topic], **{"group.remote.assignor": assignor})
+        group.stable(PARTITIONS)
+        view = describe(admin, group.group_id)
+        assert not isinstance(view, str)
+        assert (view.group_type, view.assignor) == ("CONSUMER", assignor)
+        group.close("kp-classic")
+        group.stable(PARTITIONS)
+        group.close("cf-848")
+        assert group.stable(PARTITIONS)["kp-848"] == {(topic, p) for p in range(PARTITIONS)}
+    finally:
+        producer.stop()
+    acked = {(topic, p, o) for p, o in producer.acked}
+    group.drain(lambda: acked)
+    assert not group.double_owned, f"held by two members at once: {group.double_owned[:5]}"
+    assert acked <= group.all_read(), f"{len(acked - group.all_read())} records never read"
+
+
+def test_online_migration_classic_to_consumer_and_back_member_by_member(
+    kafka_broker: BrokerHandle, make_topic: Callable[..., str], group: KafkaPythonGroup,
+) -> None:
+    """A group of three classic kafka-python members is restarted one member at a time on
+    the consumer protocol (the broker turns it into a consumer-protocol group with the
+    first), then one at a time back on the classic protocol (a classic group again once the
+    last consumer-protocol member left), records flowing all along: every step settles
+    complete, no partition is ever held twice, every acknowledged record is read."""
+    from confluent_kafka.admin import AdminClient
+
+    from kafka_assignors import CooperativeBalancedStickyAssignor
+
+    require_balanced_sticky(kafka_broker.bootstrap)
+    topic = make_topic(PARTITIONS)
+    admin = AdminClient({"bootstrap.servers": kafka_broker.bootstrap})
+    classic = {"group_protocol": "classic",
+               "partition_assignment_strategy": [CooperativeBalancedStickyAssignor]}
+    consumer = {"group_protocol": "consumer", "group_remote_assignor": "balanced-sticky"}
+    names = ("m1", "m2", "m3")
+    types: list[str] = []
+    producer = BackgroundProducer(kafka_broker.bootstrap, topic, rate=200,
+                                  partitions=PARTITIONS)
+    try:
+        for name in names:
+            group.join(name, [topic], **classic)
+        group.stable(PARTITIONS)
+        for options in (consumer, classic):
+            for name in names:
+                group.close(name)
+                group.join(name, [topic], **options)
+                group.stable(PARTITIONS)
+                view = describe(admin, group.group_id)
+                types.append("?" if isinstance(view, str) else view.group_type)
+    finally:
+        producer.stop()
+    assert types == ["CONSUMER"] * 5 + ["CLASSIC"], types
+    acked = {(topic, p, o) for p, o in producer.acked}
+    group.drain(lambda: acked)
+    assert not group.double_owned, f"held by two members at once: {group.double_owned[:5]}"
+    assert acked <= group.all_read(), f"{len(acked - group.all_read())} records never read"
