@@ -387,9 +387,13 @@ class ConsumerProtocolCoordinator(ConsumerCoordinator):  # type: ignore[misc]
         member = self._membership
         if member.state in IN_GROUP and member.member_epoch > 0:
             self._generation = Generation(member.member_epoch, member.member_id, "consumer")
-            self.state = ClassicState.STABLE
         else:
             self._generation = Generation(-1, member.member_id, None)
+        if member.state is MemberState.STABLE:
+            self.state = ClassicState.STABLE
+        elif member.state in IN_GROUP:
+            self.state = ClassicState.REBALANCING
+        else:
             self.state = ClassicState.UNJOINED
 
     # -- commits and offset fetches with the member epoch ----------------------------------
