@@ -216,3 +216,24 @@ def test_commit_offsets_carry_the_member_epoch(consumer: Any) -> None:
     answer(consumer, response(6, {ORDERS: [0]}))
     assert coordinator._member_fields() == (coordinator._membership.member_id, 6)
     assert OffsetAndMetadata  # the commit request itself is exercised live
+
+
+def test_rebalance_metrics_have_the_java_consumers_names(consumer: Any) -> None:
+    """A join to STABLE is one rebalance with its latency and the listener's; a fence is a
+    failed one; all in the consumer's own registry under consumer-coordinator-metrics."""
+    from kafka_assignors.metrics import metrics_of
+
+    coordinator = consumer._coordinator
+    answer(consumer, response(2, {ORDERS: [0]}))
+    coordinator._reconcile_if_needed()
+    answer(consumer, response(2))  # the acknowledgement's answer: STABLE
+    found = metrics_of(consumer)
+    assert found is not None
+    values = found.values()["consumer-coordinator-metrics"]
+    assert values["rebalance-total"] == 1 and values["failed-rebalance-total"] == 0
+    assert values["rebalance-latency-max"] >= 0
+    assert values["partition-assigned-latency-max"] >= 0
+    answer(consumer, response(0, error=Errors.UnknownMemberIdError.errno))
+    assert found.values()["consumer-coordinator-metrics"]["failed-rebalance-total"] == 1
+    own = consumer.metrics()["consumer-coordinator-metrics"]
+    assert own["rebalance-total"] == 1

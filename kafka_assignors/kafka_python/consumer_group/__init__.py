@@ -69,4 +69,8 @@ def install(consumer: Any, protocol: ConsumerProtocol) -> Any:
     coordinator._init_consumer_protocol(
         remote_assignor=protocol.remote_assignor, rack=consumer.config.get("client_rack"),
         broker_regex=version >= 1)
+    if coordinator._metrics is not None:  # metrics_of(consumer) finds them
+        from ...metrics import attach
+
+        attach(consumer, coordinator._metrics.metrics)
     return coordinator

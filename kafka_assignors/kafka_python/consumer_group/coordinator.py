@@ -27,6 +27,7 @@ calls :meth:`_init_consumer_protocol`; every kafka-python name used is in :mod:`
 from __future__ import annotations
 
 import collections
+import contextlib
 import inspect
 import logging
 import time
@@ -43,6 +44,7 @@ from kafka.structs import TopicPartition
 from .errors import StaleMemberEpochRetry, classify
 from .membership import IN_GROUP, Heartbeat, Membership, MemberState
 from .messages import heartbeat_request, new_member_id, result_of
+from .metrics import rebalance_metrics
 from .reconciliation import NamedPartition, plan
 
 log = logging.getLogger(__name__)
@@ -59,6 +61,7 @@ class ConsumerProtocolCoordinator(ConsumerCoordinator):  # type: ignore[misc]
     _topic_names: dict[str, str]
     _broker_regex: bool
     _retry_at: float
+    _metrics: Any
 
     def _init_consumer_protocol(self, *, remote_assignor: str | None, rack: str | None,
                                 broker_regex: bool) -> None:
@@ -70,6 +73,9 @@ class ConsumerProtocolCoordinator(ConsumerCoordinator):  # type: ignore[misc]
         self._topic_names = {}  # topic id -> name, of the partitions owned
         self._broker_regex = broker_regex
         self._retry_at = 0.0  # no heartbeat before (monotonic): after an error, the backoff
+        self._metrics = rebalance_metrics(self)
+        if self._metrics is not None:
+            self._membership.on_transition = self._metrics.transition
         self._sync_generation()
 
     # -- what the consumer calls -----------------------------------------------------------
@@ -360,11 +366,14 @@ class ConsumerProtocolCoordinator(ConsumerCoordinator):  # type: ignore[misc]
         if listener is None:
             return None
         callback = getattr(listener, method)
+        timed = contextlib.nullcontext() if self._metrics is None else \
+            self._metrics.listener(method.rsplit("_", 1)[-1])
         try:
-            if inspect.iscoroutinefunction(callback):
-                self._net.run(callback, partitions)
-            else:
-                callback(partitions)
+            with timed:
+                if inspect.iscoroutinefunction(callback):
+                    self._net.run(callback, partitions)
+                else:
+                    callback(partitions)
         except Exception as exc:
             log.exception("Rebalance listener %s.%s failed for group %s",
                           type(listener).__name__, method, self.group_id)

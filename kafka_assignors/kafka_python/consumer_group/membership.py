@@ -13,6 +13,7 @@ from kafka-python's IO thread (heartbeats) and the caller's ``poll()`` (reconcil
 from __future__ import annotations
 
 import enum
+from collections.abc import Callable
 from dataclasses import dataclass
 
 #: a member's partitions by topic id (a string of the id) - the broker names topics by id
@@ -99,6 +100,8 @@ class Membership:
         self.fatal_error: BaseException | None = None
         self.subscription_changed = False
         self.ack_sent = False
+        #: called with (old, new) on every change of state (the rebalance metrics)
+        self.on_transition: Callable[[MemberState, MemberState], None] | None = None
 
     @property
     def state(self) -> MemberState:
@@ -111,9 +114,11 @@ class Membership:
         if self.state is not new and self.state not in ENTERED_FROM[new]:
             raise IllegalTransition(f"member {self.member_id}: {self.state.value} -> "
                                     f"{new.value} is not a KIP-848 transition")
-        self._state = new
+        old, self._state = self._state, new
         if new is MemberState.ACKNOWLEDGING:
             self.ack_sent = False
+        if old is not new and self.on_transition is not None:
+            self.on_transition(old, new)
 
     def subscribe(self, topics: frozenset[str] | None, regex: str | None) -> bool:
         """Record the subscription; True if it changed.  An unsubscribed member joins."""
