@@ -9,7 +9,8 @@ Turned on by one option of :class:`kafka_assignors.kafka_python.KafkaConsumer`::
   reconciliation, leaving, commits with the member epoch);
 * :mod:`.membership`: its state machine (:class:`MemberState`), plain data;
 * :mod:`.reconciliation`: what one reconciliation revokes and assigns;
-* :mod:`.messages`: ConsumerGroupHeartbeat's message classes; :mod:`.config`: the options;
+* :mod:`.messages`: ConsumerGroupHeartbeat's message classes; :mod:`.offsets`: OffsetCommit /
+  OffsetFetch v9 with the member epoch; :mod:`.config`: the options;
   :mod:`.manifest`: the kafka-python names relied on.
 """
 

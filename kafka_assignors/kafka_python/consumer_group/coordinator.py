@@ -26,7 +26,6 @@ calls :meth:`_init_consumer_protocol`; every kafka-python name used is in :mod:`
 
 from __future__ import annotations
 
-import collections
 import contextlib
 import inspect
 import logging
@@ -37,7 +36,7 @@ from typing import Any
 import kafka.errors as Errors
 from kafka.coordinator.base import Generation
 from kafka.coordinator.consumer import ConsumerCoordinator
-from kafka.protocol.consumer import IsolationLevel, OffsetCommitRequest, OffsetFetchRequest
+from kafka.protocol.consumer import IsolationLevel
 from kafka.structs import MemberState as ClassicState
 from kafka.structs import TopicPartition
 
@@ -45,13 +44,10 @@ from .errors import StaleMemberEpochRetry, classify
 from .membership import IN_GROUP, Heartbeat, Membership, MemberState
 from .messages import heartbeat_request, new_member_id, result_of
 from .metrics import rebalance_metrics
+from .offsets import commit_request, fetch_request
 from .reconciliation import NamedPartition, plan
 
 log = logging.getLogger(__name__)
-
-#: OffsetCommit / OffsetFetch v9: the first to carry a KIP-848 member's id and epoch (v10
-#: names topics by id, which kafka-python's response handlers do not read)
-OFFSET_API_VERSION = 9
 
 
 class ConsumerProtocolCoordinator(ConsumerCoordinator):  # type: ignore[misc]
@@ -428,20 +424,8 @@ class ConsumerProtocolCoordinator(ConsumerCoordinator):  # type: ignore[misc]
         if node_id is None:
             raise Errors.CoordinatorNotAvailableError()
         member_id, epoch = self._member_fields()
-        by_topic: dict[str, dict[int, Any]] = collections.defaultdict(dict)
-        for tp, offset in offsets.items():
-            by_topic[tp.topic][tp.partition] = offset
-        topic_cls = OffsetCommitRequest.OffsetCommitRequestTopic
-        partition_cls = topic_cls.OffsetCommitRequestPartition
-        request = OffsetCommitRequest(
-            min_version=OFFSET_API_VERSION, max_version=OFFSET_API_VERSION,
-            group_id=self.group_id, generation_id_or_member_epoch=epoch,
-            member_id=member_id or "", group_instance_id=self.group_instance_id,
-            topics=[topic_cls(name=topic, partitions=[
-                partition_cls(partition_index=p, committed_offset=o.offset,
-                              committed_leader_epoch=o.leader_epoch,
-                              committed_metadata=o.metadata)
-                for p, o in parts.items()]) for topic, parts in by_topic.items()])
+        request = commit_request(self.group_id, member_id, epoch, self.group_instance_id,
+                                 offsets)
         send_time = time.monotonic()
         try:
             response = await self._manager.send(request, node_id=node_id)
@@ -467,20 +451,9 @@ class ConsumerProtocolCoordinator(ConsumerCoordinator):  # type: ignore[misc]
             member_id, epoch = self._member_fields()
         except Errors.CommitFailedError:
             member_id, epoch = None, -1  # not in the group: fetch as a non-member
-        group_cls = OffsetFetchRequest.OffsetFetchRequestGroup
-        topic_cls = group_cls.OffsetFetchRequestTopics
-        topics = None
-        if partitions is not None:
-            by_topic: dict[str, set[int]] = collections.defaultdict(set)
-            for tp in partitions:
-                by_topic[tp.topic].add(tp.partition)
-            topics = [topic_cls(name=t, partition_indexes=sorted(ps))
-                      for t, ps in by_topic.items()]
-        request = OffsetFetchRequest(
-            groups=[group_cls(group_id=self.group_id, member_id=member_id,
-                              member_epoch=epoch, topics=topics)],
-            require_stable=self._isolation_level == IsolationLevel.READ_COMMITTED,
-            min_version=OFFSET_API_VERSION, max_version=OFFSET_API_VERSION)
+        request = fetch_request(
+            self.group_id, member_id, epoch, partitions,
+            require_stable=self._isolation_level == IsolationLevel.READ_COMMITTED)
         try:
             response = await self._manager.send(request, node_id=node_id)
         except Exception as exc:
