@@ -306,3 +306,33 @@ def test_online_migration_classic_to_consumer_and_back_member_by_member(
     group.drain(lambda: acked)
     assert not group.double_owned, f"held by two members at once: {group.double_owned[:5]}"
     assert acked <= group.all_read(), f"{len(acked - group.all_read())} records never read"
+
+
+def test_a_broker_with_the_consumer_protocol_turned_off_is_named_before_anything_joins(
+    kafka_broker: BrokerHandle, unique_name: Callable[[str], str],
+) -> None:
+    """A broker started with group.coordinator.rebalance.protocols=classic lists
+    ConsumerGroupHeartbeat but refuses it: the member's first poll() raises
+    ConsumerProtocolUnavailableError saying what the broker lacks, and the group never had
+    a member."""
+    from kafka_assignors.embedded import start_single_broker
+    from kafka_assignors.kafka_python import KafkaConsumer
+    from kafka_assignors.kafka_python.consumer_group import ConsumerProtocolUnavailableError
+
+    if kafka_broker.byo:
+        pytest.skip("starts a broker of its own (not in bring-your-own-cluster mode)")
+    cluster = start_single_broker(
+        extra_env={"KAFKA_GROUP_COORDINATOR_REBALANCE_PROTOCOLS": "classic"})
+    try:
+        consumer = KafkaConsumer("orders", bootstrap_servers=cluster.bootstrap,
+                                 group_id=unique_name("group"), group_protocol="consumer")
+        try:
+            with pytest.raises(ConsumerProtocolUnavailableError,
+                               match=r"rebalance\.protocols"):
+                for _ in range(100):  # bounded: the first heartbeat's answer ends it
+                    consumer.poll(timeout_ms=200)
+            assert consumer.assignment() == set()
+        finally:
+            consumer.close(autocommit=False)
+    finally:
+        cluster.close()

@@ -237,3 +237,13 @@ def test_rebalance_metrics_have_the_java_consumers_names(consumer: Any) -> None:
     assert found.values()["consumer-coordinator-metrics"]["failed-rebalance-total"] == 1
     own = consumer.metrics()["consumer-coordinator-metrics"]
     assert own["rebalance-total"] == 1
+
+
+def test_a_broker_with_the_protocol_turned_off_is_named_by_the_first_poll(consumer: Any) -> None:
+    """A broker that lists ConsumerGroupHeartbeat but refuses it (the consumer protocol
+    turned off) fails the member before it joined, with the error that says why."""
+    answer(consumer, response(0, error=Errors.UnsupportedVersionError.errno))
+    assert state(consumer) is MemberState.FATAL
+    with pytest.raises(ConsumerProtocolUnavailableError,
+                       match=r"group\.coordinator\.rebalance\.protocols"):
+        consumer._coordinator._raise_if_fatal()

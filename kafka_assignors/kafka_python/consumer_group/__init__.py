@@ -40,6 +40,8 @@ def heartbeat_version(consumer: Any) -> int:
     from .messages import MAX_VERSION, ConsumerGroupHeartbeatRequest
 
     data = consumer._manager.broker_version_data
+    # (a 4.x broker with the protocol turned off still lists the API: its first heartbeat is
+    # refused, and poll() raises the same error, with nothing joined)
     try:
         return int(data.api_version(ConsumerGroupHeartbeatRequest, max_version=MAX_VERSION))
     except Errors.IncompatibleBrokerVersion:

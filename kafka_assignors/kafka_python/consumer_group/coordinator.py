@@ -40,7 +40,7 @@ from kafka.protocol.consumer import IsolationLevel
 from kafka.structs import MemberState as ClassicState
 from kafka.structs import TopicPartition
 
-from .errors import StaleMemberEpochRetry, classify
+from .errors import StaleMemberEpochRetry, classify, protocol_unavailable
 from .membership import IN_GROUP, Heartbeat, Membership, MemberState
 from .messages import heartbeat_request, new_member_id, result_of
 from .metrics import rebalance_metrics
@@ -174,7 +174,7 @@ class ConsumerProtocolCoordinator(ConsumerCoordinator):  # type: ignore[misc]
             self._heartbeat_failed(beat)
             if isinstance(exc, (Errors.UnsupportedVersionError,
                                 Errors.IncompatibleBrokerVersion)):
-                self._fail(exc)
+                self._fail(protocol_unavailable(str(exc)))
             else:
                 log.debug("Consumer group heartbeat failed: %s", exc)
             return
@@ -198,6 +198,9 @@ class ConsumerProtocolCoordinator(ConsumerCoordinator):  # type: ignore[misc]
                           self.group_id, before.value, after.value, result.member_epoch)
             return
         error = Errors.for_code(result.error_code)(result.error_message or "")
+        if isinstance(error, Errors.UnsupportedVersionError):
+            # a broker that lists the API but has the protocol turned off answers this
+            error = protocol_unavailable(result.error_message or "UNSUPPORTED_VERSION")
         self._heartbeat_failed(beat)
         if kind == "fenced":
             log.warning("Member %s of group %s fenced (%s): its partitions are lost; it "

@@ -45,3 +45,13 @@ class StaleMemberEpochRetry(Errors.StaleMemberEpochError):  # type: ignore[misc]
 class ConsumerProtocolUnavailableError(Errors.KafkaConfigurationError):  # type: ignore[misc]
     """``group_protocol="consumer"`` cannot run: the broker lacks KIP-848, or the installed
     kafka-python lacks a name the member relies on (the message names it)."""
+
+
+def protocol_unavailable(detail: str) -> ConsumerProtocolUnavailableError:
+    """The error for a broker whose first ConsumerGroupHeartbeat is refused as unsupported
+    (the consumer protocol turned off): the member never joined."""
+    return ConsumerProtocolUnavailableError(
+        "group_protocol='consumer': the broker does not serve the consumer group protocol "
+        f"(KIP-848) for this group ({detail}); it needs 'consumer' in "
+        "group.coordinator.rebalance.protocols (Apache Kafka 4.0+). Use "
+        "group_protocol='classic' (the default) until the cluster serves it.")
