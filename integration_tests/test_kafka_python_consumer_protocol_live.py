@@ -336,3 +336,22 @@ def test_a_broker_with_the_consumer_protocol_turned_off_is_named_before_anything
             consumer.close(autocommit=False)
     finally:
         cluster.close()
+
+
+def test_a_pattern_subscription_is_resolved_by_the_broker(
+    kafka_broker: BrokerHandle, make_topic: Callable[..., str], group: KafkaPythonGroup,
+) -> None:
+    """subscribe(pattern=...) sends the pattern to the broker (SubscribedTopicRegex), which
+    resolves it: two members share the partitions of both matching topics and none of the
+    topic that does not match."""
+    a, b = make_topic(3), make_topic(2)
+    prefix = a.rsplit("-", 1)[0]
+    assert b.startswith(prefix)
+    other = make_topic(2)  # its name has the same slug: a pattern on a's full stem excludes it
+    pattern = f"{prefix}-({a.rsplit('-', 1)[1]}|{b.rsplit('-', 1)[1]})"
+    for name in ("m1", "m2"):
+        group.join(name, []).subscribe(pattern=pattern)
+    held = group.stable(5)
+    topics = {t for tps in held.values() for t, _ in tps}
+    assert topics == {a, b} and other not in topics
+    assert group.members["m1"]._coordinator._membership.regex == pattern  # sent as a regex
