@@ -39,6 +39,8 @@ class Variant:
     #: kafka-python: the runtime's KafkaConsumer (False: a plain kafka.KafkaConsumer);
     #: aiokafka: kafka_assignors.aiokafka.AIOKafkaConsumer (False: aiokafka's own)
     runtime: bool = True
+    #: the consumer group protocol (KIP-848): the broker assigns with ``strategy``
+    consumer_protocol: bool = False
     #: where join -> stable comes from (documentation)
     stable_source: str = "members' state events (kafka-python's member state, generation "\
         "and assignment())"
@@ -64,6 +66,14 @@ VARIANTS: dict[str, Variant] = {
     # kafka_assignors.aiokafka.AIOKafkaConsumer: the cooperative protocol
     "aiokafka-cooperative": Variant("aiokafka", "cooperative-balanced-sticky",
                                     stable_source=_AIOKAFKA),
+    "consumer-protocol": Variant(
+        "kafka-python", "balanced-sticky", consumer_protocol=True,
+        stable_source="members' state events (the KIP-848 member's state STABLE, its "
+        "epoch and assignment())"),
+    "java-consumer-protocol": Variant(
+        "java", "consumer:balanced-sticky", consumer_protocol=True,
+        stable_source="members' state events (epoch and assignment after each poll) and "
+        "rebalance callbacks"),
     "java-cooperative": Variant(
         "java", "org.apache.kafka.clients.consumer.CooperativeStickyAssignor",
         stable_source="rebalance callbacks (onPartitionsAssigned ends each round)"),
@@ -111,6 +121,10 @@ class ClientGroup(GroupRunner):
         self.variant = variant
         self._jvm: subprocess.Popen[str] | None = None
         self._jvm_views: dict[str, MemberView] = {}
+        if variant.consumer_protocol and variant.client == "kafka-python":
+            member_options["consumer_config"] = {
+                **member_options.get("consumer_config", {}), "group_protocol": "consumer",
+                "group_remote_assignor": variant.strategy}
         super().__init__(bootstrap, group_id, [topic], [variant.strategy],
                          runtime=variant.runtime, report_records=True, **member_options)
 

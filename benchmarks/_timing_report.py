@@ -142,6 +142,12 @@ def _variants_table() -> str:
                                if v.runtime else "aiokafka `AIOKafkaConsumer` (its own)"),
                   "java": "Java `KafkaConsumer` (kafka-clients), `group.protocol=classic`",
                   }[v.client]
+        if v.consumer_protocol:  # KIP-848: the broker assigns with ``strategy``
+            client = {"kafka-python": "`kafka_assignors.kafka_python.KafkaConsumer`, "
+                                      "`group_protocol=\"consumer\"`",
+                      "java": "Java `KafkaConsumer` (kafka-clients), `group.protocol=consumer`",
+                      }[v.client]
+            strategy += " (on the broker)"
         lines.append(f"| {name} | {client} | `{strategy}` | {v.stable_source} |")
     return "\n".join(lines)
 
@@ -256,13 +262,18 @@ are there). Every member reports each record it is handed, with CLOCK_MONOTONIC 
   rounds of a cooperative rebalance included). kafka-python, the bridge and aiokafka report
   their state; the Java consumer has no state accessor, so a Java member counts as stable at
   its `onPartitionsAssigned` (called at the end of every round, also with no partition
-  added) of the final generation.
+  added) of the final generation. On the consumer group protocol (KIP-848; the
+  `*consumer-protocol` variants, the group's `consumer.session.timeout.ms` 10 s and
+  `consumer.heartbeat.interval.ms` 1 s as group configs) a generation is the member epoch,
+  which the broker bumps on every member; kafka-python's member reports STABLE once its
+  acknowledgement is answered, a Java member its epoch and assignment after each poll.
 * **same, broker view**: from the same start until DescribeGroups (polled every 50 ms from
   the benchmark) first shows the group Stable with N+1 members and every partition assigned
   (a cooperative first round leaves the revoked partitions unassigned, so only the last
   round counts): the same yardstick for every client, later than the true moment by up to
   the polling interval plus one request (about 60 ms), and blind to the time members take
-  to receive and apply the assignment after the broker has it.
+  to receive and apply the assignment after the broker has it. `-` for consumer-protocol
+  groups, which DescribeGroups does not describe.
 * **pause, keepers**: the longest gap between two records processed by a member that was
   already there and keeps all its partitions, from the join until 3 s after stable.
 * **pause, kept partitions of losers**: the same over the partitions they keep, for

@@ -147,6 +147,9 @@ def measure(bootstrap: str, size: int, protocol: str, rate: float, timeout: floa
     topic = f"timings-{size}-{protocol}-{uuid.uuid4().hex[:6]}"
     create_topic(bootstrap, topic, partitions)
     producer = Producer(bootstrap, topic, partitions, rate)
+    if VARIANTS[protocol].consumer_protocol:
+        # the classic variants' session (10 s) and heartbeat interval (1 s), as group configs
+        _consumer_group_configs(bootstrap, f"g-{topic}", session_ms=10_000, heartbeat_ms=1_000)
     try:
         with ClientGroup(VARIANTS[protocol], bootstrap, f"g-{topic}", topic,
                          session_timeout_ms=10_000, heartbeat_interval_ms=1_000,
@@ -191,6 +194,27 @@ def measure(bootstrap: str, size: int, protocol: str, rate: float, timeout: floa
     cell.producer_gap_s = _longest_gap(producer.sent, *during)
     cell.producer_floor_s = _longest_gap(producer.sent, *floor)
     return cell
+
+
+def _consumer_group_configs(bootstrap: str, group: str, *, session_ms: int,
+                            heartbeat_ms: int) -> None:
+    """A KIP-848 group's session and heartbeat interval (the broker sets them: group configs
+    consumer.session.timeout.ms and consumer.heartbeat.interval.ms)."""
+    from confluent_kafka.admin import (  # type: ignore[attr-defined]  # not re-exported
+        AdminClient,
+        AlterConfigOpType,
+        ConfigEntry,
+        ConfigResource,
+        ResourceType,
+    )
+
+    resource = ConfigResource(ResourceType.GROUP, group, incremental_configs=[
+        ConfigEntry("consumer.session.timeout.ms", str(session_ms),
+                    incremental_operation=AlterConfigOpType.SET),
+        ConfigEntry("consumer.heartbeat.interval.ms", str(heartbeat_ms),
+                    incremental_operation=AlterConfigOpType.SET)])
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    admin.incremental_alter_configs([resource])[resource].result(30)
 
 
 @contextlib.contextmanager

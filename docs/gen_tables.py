@@ -131,6 +131,10 @@ PROTOCOLS = {
     "aiokafka-eager": "aiokafka, eager (our assignor)",
     "aiokafka-roundrobin": "aiokafka alone, `roundrobin`",
     "aiokafka-cooperative": "**aiokafka cooperative, `kafka_assignors.aiokafka`**",
+    "consumer-protocol": "**kafka-python, consumer group protocol** (balanced-sticky on the "
+                         "broker)",
+    "java-consumer-protocol": "Java consumer, consumer group protocol (balanced-sticky on the "
+                              "broker; reference)",
     "java-cooperative": "Java consumer, `CooperativeStickyAssignor` (reference)",
 }
 
@@ -220,6 +224,11 @@ TABLES = {
     "rebalance_timings": Table(
         "benchmarks/results/rebalance_timings.json",
         "python -m benchmarks.rebalance_timings --plan '3:0,200:3 10:0,200:3 30:0,200:3'",
+        rebalance_timings, lambda d: d["command"]),
+    "rebalance_timings_consumer_protocol": Table(
+        "benchmarks/results/rebalance_timings_consumer_protocol.json",
+        "python -m benchmarks.rebalance_timings --sizes 3,10 --repeats 2 --revoke-delay-ms 0 "
+        "--protocols consumer-protocol,java-consumer-protocol,cooperative,java-cooperative",
         rebalance_timings, lambda d: d["command"]),
     "broker_assignor": Table("benchmarks/results/broker_assignor.json",
                              "python -m benchmarks.broker_assignor", broker_assignor,

@@ -41,10 +41,11 @@ _BUILT = re.compile(r"(^|/)(target|dist|site|build|reports|\.venv)(/|$)")
 #: A file or folder path in backquotes: ``runtime/manifest.py``, ``docs/results/``.
 _TICKED_PATH = re.compile(r"`([\w.-]+/[\w./-]*\.(?:py|md|sh|json|ya?ml|toml|xml|java|txt))`")
 #: Where a path in backquotes may start: the repository, the package, the site, or (quoting
-#: the clients' own files) the installed kafka-python or aiokafka.
+#: the clients' own files) the installed kafka-python or aiokafka, from inside it or by its name.
 _BASES = (ROOT, ROOT / "kafka_assignors", ROOT / "docs",
-          *(Path(spec.origin).parent for name in ("kafka", "aiokafka")
-            if (spec := importlib.util.find_spec(name)) is not None and spec.origin))
+          *(base for name in ("kafka", "aiokafka")
+            if (spec := importlib.util.find_spec(name)) is not None and spec.origin
+            for base in (Path(spec.origin).parent, Path(spec.origin).parent.parent)))
 
 
 def _found(pattern: re.Pattern[str], commands: bool = False) -> list[tuple[Line, str]]:

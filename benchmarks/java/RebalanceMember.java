@@ -80,6 +80,9 @@ public final class RebalanceMember {
         return "[" + String.join(",", items) + "]";
     }
 
+    /** a strategy "consumer:NAME" runs the member on the consumer group protocol (KIP-848) */
+    static final String CONSUMER_PROTOCOL = "consumer:";
+
     static final class Member implements Runnable, ConsumerRebalanceListener {
         final String name;
         final String topic;
@@ -96,10 +99,18 @@ public final class RebalanceMember {
             p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, args[0]);
             p.put(ConsumerConfig.GROUP_ID_CONFIG, args[1]);
             p.put(ConsumerConfig.CLIENT_ID_CONFIG, name);
-            p.put(ConsumerConfig.GROUP_PROTOCOL_CONFIG, "classic");
-            p.put(ConsumerConfig.PARTITION_ASSIGNMENT_STRATEGY_CONFIG, strategy);
-            p.put(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, args[5]);
-            p.put(ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG, args[6]);
+            if (strategy.startsWith(CONSUMER_PROTOCOL)) {
+                // KIP-848: the broker assigns (with this assignor) and sets the session and
+                // the heartbeat interval (the group's configs)
+                p.put(ConsumerConfig.GROUP_PROTOCOL_CONFIG, "consumer");
+                p.put(ConsumerConfig.GROUP_REMOTE_ASSIGNOR_CONFIG,
+                      strategy.substring(CONSUMER_PROTOCOL.length()));
+            } else {
+                p.put(ConsumerConfig.GROUP_PROTOCOL_CONFIG, "classic");
+                p.put(ConsumerConfig.PARTITION_ASSIGNMENT_STRATEGY_CONFIG, strategy);
+                p.put(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, args[5]);
+                p.put(ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG, args[6]);
+            }
             p.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
             p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "true");
             p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
@@ -150,11 +161,21 @@ public final class RebalanceMember {
                 consumer.subscribe(List.of(topic), this);
                 emit(name, "subscribed", "\"topics\":[" + quote(topic) + "],\"strategies\":["
                      + quote(strategy) + "]");
+                String last = "";
                 while (!STOP.get()) {
                     ConsumerRecords<byte[], byte[]> records = consumer.poll(Duration.ofMillis(1000));
                     for (ConsumerRecord<byte[], byte[]> r : records) {
                         emit(name, "record", "\"topic\":" + quote(r.topic()) + ",\"partition\":"
                              + r.partition() + ",\"offset\":" + r.offset());
+                    }
+                    if (strategy.startsWith(CONSUMER_PROTOCOL)) {
+                        // a KIP-848 member's epoch can move with no callback (nothing to
+                        // reconcile): report its epoch and assignment whenever they change
+                        String now = snapshot("STABLE");
+                        if (!now.equals(last)) {
+                            emit(name, "state", now);
+                            last = now;
+                        }
                     }
                 }
             } catch (WakeupException e) {

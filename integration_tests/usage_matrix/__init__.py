@@ -57,5 +57,7 @@ CLIENTS = {
     "confluent-kafka": "integration_tests.usage_matrix.confluent:client",
     "kafka-python": "integration_tests.usage_matrix.kafka_python:client",
     "kafka-python-2": "integration_tests.usage_matrix.kafka_python_2:client",
+    "kafka-python-consumer-protocol":
+        "integration_tests.usage_matrix.kafka_python:consumer_protocol_client",
     "kafka-python-oldest": "integration_tests.usage_matrix.kafka_python:oldest_client",
 }

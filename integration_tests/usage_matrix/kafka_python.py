@@ -115,6 +115,35 @@ def client() -> Client:
     )
 
 
+def consumer_protocol_client() -> Client:
+    """The same cells with ours on the consumer group protocol (KIP-848:
+    ``group_protocol="consumer"``, the broker's balanced-sticky assigning), beside kafka-python
+    alone on the classic protocol with its cooperative assignor (its incremental rebalance:
+    the nearest it has). Judged as the cooperative column (incremental on both sides); the
+    slow-session cell's session and heartbeat options are the broker's on our side."""
+    import kafka
+
+    here = client()
+
+    def describe_848() -> dict[str, Any]:
+        return {"kafka-python": kafka.__version__,
+                "consumer runtime": "ours: kafka_assignors.kafka_python.KafkaConsumer with "
+                                    "group_protocol='consumer', group_remote_assignor="
+                                    "'balanced-sticky'; alone: kafka.KafkaConsumer, classic"}
+
+    return Client(
+        name="kafka-python-consumer-protocol",
+        version=kafka.__version__,
+        script=here.script,
+        strategies={"cooperative": (("balanced-sticky on the broker (group_protocol="
+                                     "'consumer')", "consumer:balanced-sticky"),
+                                    here.strategies["cooperative"][1])},
+        cells=CELLS,
+        base_options=BASE_OPTIONS,
+        describe=describe_848,
+    )
+
+
 def client_on(version: str, *, name: str, protocols: Sequence[str] = ("eager", "cooperative"),
               options: Mapping[str, Any] = BASE_OPTIONS, runtime: str,
               cells: Sequence[Cell] = CELLS) -> Client:

@@ -197,13 +197,21 @@ class Member:
 
     def _build(self) -> Any:
         module, _, name = self.cfg["strategy"].partition(":")
-        assignor = getattr(importlib.import_module(module), name)()
         options = dict(self.cfg.get("options", {}))
         if self.cfg.get("static_id"):
             options["group_instance_id"] = self.cfg["static_id"]
         kwargs = {"bootstrap_servers": self.cfg["bootstrap"], "group_id": self.cfg["group_id"],
-                  "client_id": self.cfg["name"], "partition_assignment_strategy": [assignor],
-                  **options}
+                  "client_id": self.cfg["name"], **options}
+        if module == "consumer":
+            # the consumer group protocol (KIP-848), as docs/clients/kafka-python.md says:
+            # the broker assigns with ``name`` and sets the session and heartbeat interval
+            for broker_side in ("session_timeout_ms", "heartbeat_interval_ms"):
+                kwargs.pop(broker_side, None)
+            kwargs.update(group_protocol="consumer", group_remote_assignor=name)
+            module = "kafka_assignors"
+        else:
+            assignor = getattr(importlib.import_module(module), name)()
+            kwargs["partition_assignment_strategy"] = [assignor]
         topics = self.cfg.get("topics", [])
         # ours, as docs/runtime.md says: the runtime's KafkaConsumer, or (runtime: false, the
         # plain one line) kafka's own; kafka-python's strategies always with kafka's own
@@ -412,7 +420,9 @@ def hold(cfg: dict[str, Any]) -> None:
     the consumer and not how long a loaded machine takes to start Python."""
     if not cfg.get("hold"):
         return
-    importlib.import_module(cfg["strategy"].partition(":")[0])
+    module = cfg["strategy"].partition(":")[0]
+    # ("consumer:NAME": the consumer group protocol, whose member lives in kafka_assignors)
+    importlib.import_module("kafka_assignors.kafka_python" if module == "consumer" else module)
     emit("ready")
     for line in sys.stdin:
         do = json.loads(line).get("do") if line.strip() else None

@@ -253,15 +253,19 @@ def run(cfg: MemberConfig, emitter: Emitter) -> int:
     listener = _make_listener(emitter, cfg.revoke_delay_ms)
     # (kafka-python 2.2 has no static membership: the option only when it is used)
     static = {"group_instance_id": cfg.group_instance_id} if cfg.group_instance_id else {}
+    # the consumer group protocol (KIP-848): the broker assigns and sets the session and the
+    # heartbeat interval, so those options are refused there
+    classic: dict[str, Any] = {} if cfg.consumer_config.get("group_protocol") == "consumer" \
+        else {"partition_assignment_strategy": resolve_strategies(cfg.strategies),
+              "session_timeout_ms": cfg.session_timeout_ms,
+              "heartbeat_interval_ms": cfg.heartbeat_interval_ms}
     # configured as docs/runtime.md tells users: the runtime's KafkaConsumer, or kafka's
     consumer = KafkaConsumer(
         bootstrap_servers=cfg.bootstrap.split(","),
         group_id=cfg.group_id,
         client_id=cfg.name,
         **static,
-        partition_assignment_strategy=resolve_strategies(cfg.strategies),
-        session_timeout_ms=cfg.session_timeout_ms,
-        heartbeat_interval_ms=cfg.heartbeat_interval_ms,
+        **classic,
         max_poll_interval_ms=cfg.max_poll_interval_ms,
         enable_auto_commit=cfg.commit == "auto",
         auto_offset_reset=cfg.auto_offset_reset,

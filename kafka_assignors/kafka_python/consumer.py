@@ -25,6 +25,7 @@ from .compat import KAFKA_PYTHON_2, KAFKA_PYTHON_VERSION
 
 __all__ = ["KafkaConsumer", "RuntimeUnavailableError"]
 
+from .consumer_group import install, split_configs
 from .runtime import RuntimeUnavailableError, apply
 
 
@@ -35,6 +36,9 @@ class KafkaConsumer(_KafkaConsumer):  # type: ignore[misc]
     kafka-python lacks something the runtime relies on, and ``ValueError`` if an assignor
     instance in ``partition_assignment_strategy`` already serves another live consumer
     (pass the class, or one instance per consumer).
+
+    ``group_protocol="consumer"`` (optionally ``group_remote_assignor="balanced-sticky"``)
+    makes it a member of a KIP-848 consumer group instead (docs/clients/kafka-python.md).
     """
 
     def __init__(self, *topics: Any, **configs: Any) -> None:
@@ -42,10 +46,15 @@ class KafkaConsumer(_KafkaConsumer):  # type: ignore[misc]
             raise RuntimeUnavailableError(
                 "kafka_assignors.kafka_python.KafkaConsumer needs kafka-python 3 (installed: "
                 f"{'.'.join(map(str, KAFKA_PYTHON_VERSION))}); use kafka.KafkaConsumer there")
+        # group_protocol="consumer" (KIP-848): kafka-python refuses options it does not know
+        configs, consumer_protocol = split_configs(configs)
         super().__init__(*topics, **configs)
 
         try:
-            apply(self)
+            if consumer_protocol is None:
+                apply(self)
+            else:
+                install(self, consumer_protocol)
         except BaseException:
             super().close(autocommit=False)  # nothing of kafka-python's keeps running
             raise
