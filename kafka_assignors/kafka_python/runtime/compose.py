@@ -88,9 +88,7 @@ def coordinator_class(base: type, features: Iterable[str]) -> type:
             titles = list(dict.fromkeys(m.TITLE for m in mixins))
             namespace = {
                 "__module__": __name__.rpartition(".")[0],
-                "__doc__": (f"kafka-python's {base.__name__} with the kafka-assignors runtime's "
-                            f"{', '.join(titles)} (docs/runtime.md; each override names the "
-                            "kafka-python defect it works around, docs/upstream.md)."),
+                "__doc__": _describe(base, mixins, titles),
                 "_kafka_assignors_base": base,
                 "_kafka_assignors_features": wanted,
             }
@@ -100,6 +98,24 @@ def coordinator_class(base: type, features: Iterable[str]) -> type:
                                   exec_body=lambda ns: ns.update(namespace))
             _classes[(base, wanted)] = cls
         return cls
+
+
+def _describe(base: type, mixins: tuple[type[RuntimeMixin], ...], titles: list[str]) -> str:
+    """The composed class's docstring: every override, mixin by mixin, with its docstring
+    (which names the upstream defect and its docs/upstream.md section)."""
+    lines = [f"kafka-python's {base.__name__} with the kafka-assignors runtime's "
+             f"{', '.join(titles)} (docs/runtime.md). Overrides, outermost first; each calls "
+             "kafka-python's method (super()):", ""]
+    for mixin in mixins:
+        lines.append(f"{mixin.__name__}: {_paragraph(mixin.__doc__)}")
+        lines.extend(f"  {name}: {' '.join((value.__doc__ or '').split())}"
+                     for name, value in vars(mixin).items()
+                     if callable(value) and not name.startswith("__") and hasattr(base, name))
+    return "\n".join(lines)
+
+
+def _paragraph(doc: str | None) -> str:
+    return " ".join((doc or "").strip().split("\n\n")[0].split())
 
 
 def enable(coordinator: Any, features: Iterable[str]) -> frozenset[str]:
