@@ -9,7 +9,7 @@ import itertools
 import logging
 import pydoc
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from kafka import KafkaConsumer
@@ -90,7 +90,7 @@ def test_every_override_calls_super_and_says_what_it_works_around() -> None:
             source = inspect.getsource(function)
             assert "super()" in source or "super(" in source, f"{mixin.__name__}.{name}"
     text = pydoc.render_doc(compose.coordinator_class(ConsumerCoordinator, FEATURES),
-                            renderer=pydoc.plaintext)
+                            renderer=cast(Any, pydoc).plaintext)
     for section in ("docs/upstream.md#1", "docs/upstream.md#2", "docs/upstream.md#3",
                     "docs/upstream.md#5", "docs/upstream.md#7"):
         assert section in text, section
