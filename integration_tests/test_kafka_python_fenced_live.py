@@ -47,10 +47,12 @@ def _settle(members: list[Any], seconds: float) -> bool:
     return False
 
 
-def _run(cls: Any, bootstrap: str, topic: str, group: str) -> tuple[float | None, list[Any]]:
+def _run(cls: Any, bootstrap: str, topic: str, group: str,
+         form_s: float) -> tuple[float | None, list[Any]]:
     """Members ``first`` (static-1) and ``other`` (static-2) form the group; ``newer`` joins as
     static-1. Returns how long after ``newer`` was built ``first``'s poll raised (None if it
-    did not within a session timeout and a half) and the members left."""
+    did not within a session timeout and a half) and the members left (two if the group did
+    not form within ``form_s``)."""
     def member(instance: str) -> Any:
         return cls(topic, bootstrap_servers=bootstrap, group_id=group,
                    group_instance_id=instance, **CONFIG)
@@ -58,7 +60,8 @@ def _run(cls: Any, bootstrap: str, topic: str, group: str) -> tuple[float | None
     first, other = member("static-1"), member("static-2")
     members = [first, other]
     try:
-        assert _settle(members, 60), "the group did not form"
+        if not _settle(members, form_s):
+            return None, members
         newer = member("static-1")
         members.append(newer)
         started = time.monotonic()
@@ -83,8 +86,13 @@ def test_a_fenced_static_member_poll_raises_and_the_group_goes_on(
     kafka_broker: Any, make_topic: Callable[..., str], unique_name: Callable[[str], str],
 ) -> None:
     topic = make_topic(PARTITIONS)
-    raised_after, (first, other, newer) = _run(KafkaConsumer, kafka_broker.bootstrap, topic,
-                                               unique_name("group"))
+    raised_after, members = _run(KafkaConsumer, kafka_broker.bootstrap, topic,
+                                 unique_name("group"), 60)
+    if len(members) < 3:
+        for m in members:
+            m.close(autocommit=False)
+        pytest.fail("the group did not form")
+    first, other, newer = members
     try:
         assert raised_after is not None and raised_after < SESSION_MS / 1000, (
             f"the fenced member's poll did not raise within {SESSION_MS} ms")
@@ -100,9 +108,12 @@ def test_a_fenced_static_member_poll_raises_and_the_group_goes_on(
 
     plain_topic = make_topic(PARTITIONS)
     plain_raised, plain_members = _run(kafka.KafkaConsumer, kafka_broker.bootstrap, plain_topic,
-                                       unique_name("group"))
+                                       unique_name("group"), 30)
     for m in plain_members:
         m.close(autocommit=False)
-    print("kafka-python alone: the fenced member's poll "
-          + (f"raised after {plain_raised:.2f} s" if plain_raised is not None
-             else f"did not raise within {1.5 * SESSION_MS / 1000:.0f} s (it polls on)"))
+    if len(plain_members) < 3:  # kafka-python 3.0.x alone can hang in a join (upstream.md#1)
+        print("kafka-python alone: the group did not form within 30 s")
+    else:
+        print("kafka-python alone: the fenced member's poll "
+              + (f"raised after {plain_raised:.2f} s" if plain_raised is not None
+                 else f"did not raise within {1.5 * SESSION_MS / 1000:.0f} s (it polls on)"))
