@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..assignor import KafkaPythonAssignor
-from . import compose, join, manifest
+from . import compose, join, manifest, probes
 from .compose import IncompatibleCoordinatorError, coordinator_class, features_of
 
 log = logging.getLogger("kafka_assignors")
@@ -147,6 +147,8 @@ def install(coordinator: Any, *, keep_reading: bool = True,
             lacking.extend(g for g in gaps if g not in lacking)
             if not gaps:
                 turn_on.add(feature)
+        if "join_fix" in turn_on:
+            probes.verdicts()  # at construction, not first on kafka-python's IO thread
         try:
             compose.enable(coordinator, turn_on)
         except IncompatibleCoordinatorError as exc:
