@@ -21,9 +21,9 @@ The pattern (follow it for any new behaviour; ``docs/runtime.md``):
   on never matters; it is named ``RuntimeCoordinator[...]``.
 * **Installed by class assignment** (``coordinator.__class__ = ...``, :func:`.compose.enable`)
   after the layouts were compared; the state each mixin keeps is created first by its
-  ``setup`` classmethod, in one instance attribute ``_kafka_assignors_*`` (never a method's
-  name: no instance attribute shadows a method). A ``coordinator_class`` option upstream would
-  make the assignment unnecessary (``docs/upstream.md``).
+  ``kafka_assignors_setup`` classmethod, in one instance attribute ``_kafka_assignors_*``
+  (never a method's name: no instance attribute shadows a method). A ``coordinator_class``
+  option upstream would make the assignment unnecessary (``docs/upstream.md``).
 * **Checked first**: every kafka-python name and signature a feature relies on is in
   :mod:`.manifest`; a feature whose names are missing is not turned on (:func:`apply`
   raises :class:`RuntimeUnavailableError` naming them). Releases in :data:`REFUSED_RELEASES`

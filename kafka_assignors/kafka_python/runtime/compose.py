@@ -2,7 +2,7 @@
 
 Each feature of the runtime is a mixin (:class:`RuntimeMixin`) whose methods override
 kafka-python's ``ConsumerCoordinator`` methods and call ``super()``. For a set of features,
-:func:`coordinator_class` composes the mixins once, in the fixed order of :data:`ORDER`,
+:func:`coordinator_class` composes the mixins once, in the fixed order of :func:`order`,
 over the coordinator's own class (cached); :func:`enable` gives a coordinator the class for
 its features plus the ones asked for (``coordinator.__class__ = ...``), after setting up the
 state the new mixins keep. Turning features on in any order, at once or one by one, gives
@@ -28,16 +28,16 @@ else:
 class RuntimeMixin(_CoordinatorBase):  # type: ignore[misc]
     """A feature of the runtime: overrides of ``ConsumerCoordinator`` methods.
 
-    Subclasses set :attr:`FEATURE` and :attr:`TITLE`, and may define :meth:`setup` to create
-    the per-coordinator state they keep (one instance attribute named ``_kafka_assignors_*``,
-    never the name of a method).
+    Subclasses set :attr:`FEATURE` and :attr:`TITLE`, and may define
+    :meth:`kafka_assignors_setup` to create the per-coordinator state they keep (one instance
+    attribute named ``_kafka_assignors_*``, never the name of a method).
     """
 
     FEATURE: ClassVar[str] = ""
     TITLE: ClassVar[str] = ""
 
     @classmethod
-    def setup(cls, coordinator: Any) -> None:
+    def kafka_assignors_setup(cls, coordinator: Any) -> None:
         """Create this mixin's state on ``coordinator`` (before its class changes)."""
 
 
@@ -132,8 +132,9 @@ def enable(coordinator: Any, features: Iterable[str]) -> frozenset[str]:
         check_layout(coordinator, target)
         for mixin in reversed(target.__mro__):  # innermost first: outer ones read their state
             if (isinstance(mixin, type) and issubclass(mixin, RuntimeMixin)
-                    and mixin.FEATURE in wanted - current and "setup" in vars(mixin)):
-                mixin.setup(coordinator)
+                    and mixin.FEATURE in wanted - current
+                    and "kafka_assignors_setup" in vars(mixin)):
+                mixin.kafka_assignors_setup(coordinator)
         coordinator.__class__ = target
         return wanted
 

@@ -109,7 +109,7 @@ class KeepReadingMixin(RuntimeMixin):
     TITLE = "keep-reading"
 
     @classmethod
-    def setup(cls, coordinator: Any) -> None:
+    def kafka_assignors_setup(cls, coordinator: Any) -> None:
         setattr(coordinator, _STATE, KeepReadingState())
 
     @property

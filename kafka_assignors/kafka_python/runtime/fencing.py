@@ -28,7 +28,7 @@ class FencedMemberMixin(RuntimeMixin):
     TITLE = "fenced stop"
 
     @classmethod
-    def setup(cls, coordinator: Any) -> None:
+    def kafka_assignors_setup(cls, coordinator: Any) -> None:
         setattr(coordinator, _STATE, None)
 
     def _handle_heartbeat_response(self, response: Any, send_time: float,

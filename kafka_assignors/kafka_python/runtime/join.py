@@ -124,7 +124,7 @@ class JoinFixMixin(RuntimeMixin):
     _join_task: Any  # kafka-python's (an annotation for mypy only: no class attribute)
 
     @classmethod
-    def setup(cls, coordinator: Any) -> None:
+    def kafka_assignors_setup(cls, coordinator: Any) -> None:
         setattr(coordinator, _STATE, JoinState(coordinator))
 
     @property

@@ -194,7 +194,7 @@ class KeptPauseMixin(RuntimeMixin):
     TITLE = "rebalance metrics"
 
     @classmethod
-    def setup(cls, coordinator: Any) -> None:
+    def kafka_assignors_setup(cls, coordinator: Any) -> None:
         setattr(coordinator, _PAUSE, _Pause())
 
     @property
