@@ -30,6 +30,14 @@ The pattern (follow it for any new behaviour; ``docs/runtime.md``):
   get no behaviour change (metrics alone are allowed). Each workaround of an upstream
   defect asks :mod:`.probes` whether the installed kafka-python still has it, and steps
   aside where kafka-python fixed it.
+
+Adding a feature: a module with one ``RuntimeMixin`` subclass (``FEATURE``, ``TITLE``, its
+state in ``kafka_assignors_setup``; each override with a docstring naming the defect and its
+``docs/upstream.md`` section, ``*args, **kwargs`` passed on), its place in
+:func:`.compose.order`, every kafka-python name it touches in :data:`.manifest.NAMES` (the unit
+tests fail otherwise: an AST scan for private names, a signature check for every override), a
+probe in :data:`.probes.WORKAROUNDS` if it works around an upstream defect, and the call that
+turns it on in :func:`apply` (or a function like ``patch_rejoin_hang`` for it alone).
 """
 
 from __future__ import annotations
