@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The kafka-python runtime's manifest check and unit tests against every kafka-python 3.x
+# The kafka-python runtime's manifest check (names, signatures, config keys; the probes'
+# verdicts printed) and unit tests against every kafka-python 3.x
 # release on PyPI (listed at run time with `pip index versions`, the newest included; for the
 # releases it refuses, REFUSED_RELEASES, that it refuses them), each in a throwaway venv
 # under the user cache that holds only that kafka-python and borrows the rest (pytest,
@@ -29,7 +30,11 @@ shared=$($PY -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
 tests=(unit_tests/test_kafka_python_runtime.py unit_tests/test_kafka_python_runtime_join.py
        unit_tests/test_kafka_python_runtime_membership.py
        unit_tests/test_kafka_python_runtime_metrics.py
+       unit_tests/test_kafka_python_runtime_class.py
+       unit_tests/test_kafka_python_runtime_contract.py
        unit_tests/test_kafka_python_fixes.py)
+# bounded: one release's unit run never holds the script longer than this
+per_version_s=${KAFKA_PYTHON_VERSION_TIMEOUT_S:-600}
 refused=$($PY -c 'from kafka_assignors.kafka_python.runtime import REFUSED_RELEASES
 print(*REFUSED_RELEASES)')
 failed=()
@@ -47,9 +52,9 @@ for version in $versions; do
     echo "import site; site.addsitedir('$shared')" > "$own/zz-kafka-assignors-shared.pth"
     echo "== kafka-python $version"
     if [[ " $refused " == *" $version "* ]]; then
-        # a release the runtime refuses (REFUSED_RELEASES): that it is refused, clearly, and
-        # that the join fix alone (patch_rejoin_hang, which it does not refuse) still works
-        if ! "$env/bin/python" -m pytest -q -p no:cacheprovider \
+        # a release the runtime refuses (REFUSED_RELEASES): that KafkaConsumer and
+        # patch_rejoin_hang both refuse it, clearly, and change nothing
+        if ! timeout "$per_version_s" "$env/bin/python" -m pytest -q -p no:cacheprovider \
                 unit_tests/test_kafka_python_runtime.py -k "refused or fixes" \
                 unit_tests/test_kafka_python_fixes.py; then
             failed+=("$version (refusal)")
@@ -57,7 +62,8 @@ for version in $versions; do
     elif ! "$env/bin/python" -c 'from kafka_assignors.kafka_python.runtime.manifest import main
 raise SystemExit(main())'; then
         failed+=("$version (manifest)")
-    elif ! "$env/bin/python" -m pytest -q -p no:cacheprovider "${tests[@]}"; then
+    elif ! timeout "$per_version_s" "$env/bin/python" -m pytest -q -p no:cacheprovider \
+            "${tests[@]}"; then
         failed+=("$version")
     fi
 done

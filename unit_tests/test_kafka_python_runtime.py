@@ -18,7 +18,7 @@ from kafka_assignors import (
 )
 from kafka_assignors.kafka_python import KafkaConsumer as RuntimeConsumer
 from kafka_assignors.kafka_python import runtime
-from kafka_assignors.kafka_python.runtime import cooperative, join, manifest
+from kafka_assignors.kafka_python.runtime import compose, cooperative, join, manifest
 
 REPLACED_BY_JOIN_FIX = {"need_rejoin", "join_group_async", "_do_join_and_sync_async",
                         "_process_join_group_response", "stable", "request_rejoin",
@@ -26,8 +26,9 @@ REPLACED_BY_JOIN_FIX = {"need_rejoin", "join_group_async", "_do_join_and_sync_as
                         "_handle_heartbeat_response"}
 REPLACED_BY_COOPERATIVE = {"poll", "time_to_next_poll", "join_group_async",
                            "_on_join_complete_async", "generation_if_stable",
-                           "_send_offset_commit_request",
+                           "_send_offset_commit_request", "_commit_offsets_sync_async",
                            "close", "_do_commit_offsets_async", "_on_join_prepare_async"}
+REPLACED_BY_FENCING = {"_handle_heartbeat_response", "poll"}
 #: the metrics' hooks (kafka_python_runtime.metrics), on every consumer with our assignors
 REPLACED_BY_METRICS = {"_do_join_and_sync_async", "_invoke_rebalance_listener_async",
                        "_perform_assignment", "_on_join_prepare_async",
@@ -41,8 +42,17 @@ def _consumer(strategy: list[Any], cls: Any = RuntimeConsumer) -> Any:
 
 
 def _replaced(consumer: Any) -> set[str]:
-    return set(vars(consumer._coordinator)) & (
-        REPLACED_BY_JOIN_FIX | REPLACED_BY_COOPERATIVE | REPLACED_BY_METRICS)
+    """The kafka-python methods the coordinator's class overrides (none on kafka-python's)."""
+    from kafka.coordinator.consumer import ConsumerCoordinator
+
+    coordinator = consumer._coordinator
+    assert not set(vars(coordinator)) & set(dir(ConsumerCoordinator)), "instance shadows"
+    overrides = {name for cls in type(coordinator).__mro__
+                 if isinstance(cls, type) and issubclass(cls, compose.RuntimeMixin)
+                 for name, value in vars(cls).items()
+                 if callable(value) and not name.startswith("__")
+                 and hasattr(ConsumerCoordinator, name)}
+    return overrides
 
 
 @pytest.mark.parametrize("strategy", [
@@ -53,9 +63,11 @@ def test_a_cooperative_runtime_consumer_gets_the_whole_runtime(strategy: list[An
     consumer = _consumer(strategy)
     try:
         status = runtime.runtime_status(consumer._coordinator)
-        assert status == runtime.RuntimeStatus(join_fix=True, keep_reading=True, metrics=True)
-        assert _replaced(consumer) == (
-            REPLACED_BY_JOIN_FIX | REPLACED_BY_COOPERATIVE | REPLACED_BY_METRICS)
+        assert status == runtime.RuntimeStatus(join_fix=True, keep_reading=True, metrics=True,
+                                               fencing=True)
+        assert _replaced(consumer) == (REPLACED_BY_JOIN_FIX | REPLACED_BY_COOPERATIVE
+                                       | REPLACED_BY_METRICS | REPLACED_BY_FENCING)
+        assert type(consumer._coordinator).__name__ == "RuntimeCoordinator"
         ours = next(iter(consumer._coordinator._assignors.values()))
         assert ours.protocol_mode == "cooperative"
     finally:
@@ -72,8 +84,10 @@ def test_an_eager_runtime_consumer_gets_the_join_fix_only(strategy: list[Any]) -
     consumer = _consumer(strategy)
     try:
         status = runtime.runtime_status(consumer._coordinator)
-        assert status == runtime.RuntimeStatus(join_fix=True, keep_reading=False, metrics=True)
-        assert _replaced(consumer) == REPLACED_BY_JOIN_FIX | REPLACED_BY_METRICS
+        assert status == runtime.RuntimeStatus(join_fix=True, keep_reading=False, metrics=True,
+                                               fencing=True)
+        assert _replaced(consumer) == (REPLACED_BY_JOIN_FIX | REPLACED_BY_METRICS
+                                       | REPLACED_BY_FENCING)
         # the runtime tells our assignors the protocol kafka-python decided on
         assert {getattr(a, "protocol_mode", "eager")
                 for a in consumer._coordinator._assignors.values()} == {"eager"}
@@ -130,8 +144,8 @@ def test_one_info_line_says_what_was_turned_on(caplog: Any) -> None:
 def test_a_missing_name_raises_naming_it_and_changes_nothing(monkeypatch: Any) -> None:
     """A kafka-python without a name the runtime relies on: a clear error at construction,
     never a silent change of behaviour."""
-    monkeypatch.setattr(manifest, "REQUIREMENTS", (
-        *manifest.REQUIREMENTS, ("ConsumerCoordinator", ("_a_name_kafka_python_dropped",))))
+    monkeypatch.setattr(manifest, "NAMES", (*manifest.NAMES, manifest.Name(
+        "ConsumerCoordinator", "_a_name_kafka_python_dropped", None, manifest.JOIN)))
     with pytest.raises(runtime.RuntimeUnavailableError,
                        match=r"ConsumerCoordinator\._a_name_kafka_python_dropped"):
         _consumer([CooperativeBalancedStickyAssignor])
@@ -191,19 +205,18 @@ def test_install_on_a_coordinator_of_another_shape_changes_nothing() -> None:
     first = _Coordinator()
     status = runtime.install(first)
     assert not status.join_fix and not status.keep_reading
-    assert {n.partition(".")[2] for n in status.missing
-            if n.startswith("ConsumerCoordinator.")} == set(join.NEEDS) - {"group_id"}
-    assert vars(first) == {"_kafka_assignors_runtime": status}
+    assert "ConsumerCoordinator.join_group_async" in status.missing
+    assert type(first) is _Coordinator
+    assert vars(first) == {"_kafka_assignors_runtime": status.missing}
 
 
 def test_kafka_python_3_has_every_name_the_runtime_relies_on() -> None:
-    """Guards the private names against a kafka-python upgrade (the install checks them too)."""
+    """Guards the names and signatures against a kafka-python upgrade (the install checks
+    them too), the probes' included."""
     consumer = _consumer([RangePartitionAssignor], KafkaConsumer)
     try:
-        coordinator = consumer._coordinator
-        assert [n for n in join.NEEDS + cooperative.NEEDS if not hasattr(coordinator, n)] == []
-        assert [n for n in cooperative.SUBSCRIPTION_NEEDS
-                if not hasattr(coordinator._subscription, n)] == []
+        assert manifest.missing(consumer._coordinator, consumer=consumer) == ()
+        assert manifest.missing(consumer._coordinator, manifest.PROBES) == ()
     finally:
         consumer.close()
 

@@ -122,9 +122,14 @@ def test_rebalance_in_progress_counts_as_an_accepted_heartbeat() -> None:
     coordinator = consumer._coordinator
     try:
         coordinator.rejoin_needed = False
-        assert coordinator._handle_heartbeat_response(
-            SimpleNamespace(error_code=Errors.RebalanceInProgressError.errno),
-            time.monotonic()) is None
+
+        async def answer(request: Any, node_id: Any = None) -> Any:
+            return SimpleNamespace(error_code=Errors.RebalanceInProgressError.errno)
+
+        coordinator._manager.send = answer
+        coordinator.heartbeat.last_receive = before = time.monotonic() - 1
+        consumer._net.run(coordinator._do_heartbeat)  # kafka-python's heartbeat step
+        assert coordinator.heartbeat.last_receive > before
         assert coordinator.need_rejoin()
         assert _keeps_reading(coordinator)
     finally:

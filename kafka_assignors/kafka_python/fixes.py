@@ -25,9 +25,11 @@ log = logging.getLogger("kafka_assignors")
 def patch_rejoin_hang(consumer: Any) -> bool:
     """Make ``consumer`` never drop a join in progress; True if the fix is in place.
 
-    Idempotent. Returns False (and logs why) for a consumer whose coordinator does not
-    look like kafka-python 3's, so upgrading kafka-python cannot break a consumer that
-    calls this.
+    Idempotent; with ``kafka_assignors.metrics.instrument`` in either order, the coordinator
+    gets the same class. Returns False (and logs why) on a release the runtime refuses
+    (``REFUSED_RELEASES``, as ``kafka_assignors.kafka_python.KafkaConsumer`` refuses it) and
+    for a consumer whose coordinator does not look like kafka-python 3's, so upgrading
+    kafka-python cannot break a consumer that calls this.
     """
     if KAFKA_PYTHON_2:  # the hang is kafka-python 3's (one IO thread runs the join)
         log.info("patch_rejoin_hang: not needed on kafka-python 2.x; not patched")
@@ -41,6 +43,6 @@ def patch_rejoin_hang(consumer: Any) -> bool:
         return False
     status = install(coordinator, keep_reading=False)
     if not status.join_fix:
-        log.warning("patch_rejoin_hang: %s's coordinator lacks %s; not patched",
-                    type(consumer).__name__, ", ".join(status.missing))
+        log.warning("patch_rejoin_hang: %s not patched: %s", type(consumer).__name__,
+                    "; ".join(status.missing))
     return status.join_fix

@@ -145,7 +145,9 @@ def instrument(consumer: Any) -> GroupMetrics | None:
     For a plain ``kafka.KafkaConsumer`` (kafka-python 3) that should keep kafka-python's own
     rebalance behaviour: records Java's rebalance metrics and ours in the consumer's own
     registry (``consumer.metrics()``, ``metric_reporters``; ``metrics_of(consumer)``) by
-    timing kafka-python's coordinator methods, which still run unchanged. Also takes an
+    timing kafka-python's coordinator methods, which still run unchanged (the coordinator
+    gets the runtime's class with the metrics feature alone; with ``patch_rejoin_hang``, in
+    either order, the same class as the two in one). Also takes an
     ``aiokafka.AIOKafkaConsumer`` (before or after ``start()``). Idempotent; None when the
     consumer was built with ``metrics_enabled=False``. Raises ``RuntimeError`` naming what
     is missing if the client lacks a name the metrics rely on, and ``TypeError`` for
@@ -162,18 +164,18 @@ def instrument(consumer: Any) -> GroupMetrics | None:
 
     if KAFKA_PYTHON_2:
         raise RuntimeError("kafka_assignors.metrics.instrument needs kafka-python 3")
+    from ..kafka_python.runtime import manifest
     from ..kafka_python.runtime import metrics as runtime_metrics
 
     done = metrics_of(consumer)
     if done is not None:
         return done
-    missing = [n for n in runtime_metrics.NEEDS if not hasattr(coordinator, n)]
+    missing = manifest.missing(coordinator, {"metrics"})
     if missing:
-        raise RuntimeError("kafka_assignors.metrics.instrument: this kafka-python's "
-                           f"ConsumerCoordinator has no {', '.join(missing)}")
-    found = runtime_metrics.install_events(coordinator)
+        raise RuntimeError("kafka_assignors.metrics.instrument: this kafka-python lacks "
+                           f"{', '.join(missing)}")
+    found = runtime_metrics.install(coordinator)
     if found is not None:
-        runtime_metrics.install_pause(coordinator, found)
         attach(consumer, found)
     return found
 

@@ -3,7 +3,7 @@
 kafka-python 3.0.12's ``poll()`` returns no records while any rebalance of its member is
 under way (``ConsumerCoordinator.poll`` waits in ``ensure_active_group``), so a
 cooperative rebalance pauses the partitions a member keeps as long as an eager one.
-On a cooperative consumer this module changes, on the coordinator instance:
+On a cooperative consumer :class:`KeepReadingMixin` overrides:
 
 * ``poll`` (with ``join_group_async``): while a rebalance of a member that owns partitions
   is due or under way, it advances the rebalance without waiting for it (the join gets
@@ -47,36 +47,13 @@ from __future__ import annotations
 import contextlib
 import logging
 import time
-from collections.abc import Callable, Coroutine
 from typing import Any
 
 from . import join
+from .commits import CommitTracker, wait_done
+from .compose import RuntimeMixin
 
 log = logging.getLogger("kafka_assignors")
-
-#: The coordinator attributes this module reads or replaces (checked before installing).
-NEEDS = (
-    "poll", "time_to_next_poll", "join_group_async", "_net",
-    "_on_join_prepare_async", "_on_join_complete_async", "_invoke_rebalance_listener_async",
-    "generation_if_stable", "_do_commit_offsets_async", "_send_offset_commit_request",
-    "close", "group_id", "_generation", "_subscription",
-    "_lock", "state", "config", "need_rejoin", "request_rejoin", "rejoining", "_join_task",
-)
-SUBSCRIPTION_NEEDS = (
-    "assigned_partitions", "all_consumed_offsets", "assign_from_subscribed",
-    "rebalance_listener",
-)
-#: kafka-python's event loop (``coordinator._net``): the retry backoff and the hand-over wait.
-NET_NEEDS = ("sleep",)
-#: kafka-python's public names used here ("module:attribute"; checked like the others), and
-#: the consumer configuration keys read (kafka-python's documented options).
-PUBLIC_NEEDS = (
-    "kafka.errors:RebalanceInProgressError", "kafka.errors:RetriableError",
-    "kafka.errors:NodeNotReadyError", "kafka.errors:KafkaTimeoutError", "kafka.errors:KafkaError",
-    "kafka.coordinator.base:MemberState",
-    "kafka.protocol.consumer.metadata:ConsumerProtocolAssignment.decode",
-)
-CONFIG_KEYS = ("session_timeout_ms", "enable_auto_commit", "retry_backoff_ms")
 
 #: How long a fetch may wait during a cooperative rebalance before the join is looked at again.
 REBALANCE_POLL_S = 0.05
@@ -93,241 +70,270 @@ COMMIT_ORDER_TIMEOUT_S = 10.0
 #: would keep close() waiting): after that the commit gets kafka-python's handling (refused).
 CLOSE_COMMIT_WAIT_S = 10.0
 
-
-def missing(coordinator: Any) -> tuple[str, ...]:
-    """The names this module needs that ``coordinator`` (and its objects) lack."""
-    lacking = join._missing(coordinator, NEEDS)
-    if lacking:
-        return lacking
-    return (join._missing(coordinator._subscription, SUBSCRIPTION_NEEDS, "SubscriptionState.")
-            + join._missing(coordinator._net, NET_NEEDS, "KafkaNet.")
-            + join.public_missing(PUBLIC_NEEDS))
+_STATE = "_kafka_assignors_keep_reading"
 
 
-def install_cooperative(coordinator: Any) -> None:
-    """Keep-reading, revoke-first and rebalance-safe commits on one coordinator (after the
-    join fix, whose state it reads)."""
-    from kafka import errors as Errors
-    from kafka.coordinator.base import MemberState
-    from kafka.protocol.consumer.metadata import ConsumerProtocolAssignment
+class KeepReadingState:
+    """Per coordinator: the poll in progress, the revoked partitions not handed over yet, the
+    commits in flight, and since when reading is held back."""
 
-    from .commits import CommitTracker, wait_done
+    def __init__(self) -> None:
+        self.tracker = CommitTracker()
+        #: inside a poll of this coordinator: that poll's timeout (inf: none); else None
+        self.polling: float | None = None
+        #: inside a join that a keep-reading poll advances: the poll's timeout; else None
+        self.advancing: float | None = None
+        #: revoked partitions not handed over yet, and until when their commits are waited for
+        self.handing_over: set[Any] = set()
+        self.hand_over_by = 0.0
+        self.doubt_since: float | None = None  # since when reading is held back
+        self.doubt_warned: float | None = None
+        self.closing = False
+        self.close_waits: float | None = None  # since when the close's commit has waited
+        self.sync_commit_held = False  # the last sync commit attempt was held for the join
 
-    lock = coordinator._lock
-    joined = join.state_of(coordinator)
-    subscription = coordinator._subscription
-    membership = joined.membership
-    tracker = CommitTracker()
 
-    def cooperative() -> bool:
-        return joined.cooperative
+def state_of(coordinator: Any) -> KeepReadingState:
+    state: KeepReadingState = getattr(coordinator, _STATE)
+    return state
 
-    def rebalancing() -> bool:
+
+class KeepReadingMixin(RuntimeMixin):
+    """Cooperative members keep reading the partitions they keep, as Java (KAFKA-8421).
+
+    kafka-python returns no records during any rebalance (docs/upstream.md#3). Needs
+    :class:`~.join.JoinFixMixin` below it (its state says where the join is).
+    """
+
+    FEATURE = "keep_reading"
+    TITLE = "keep-reading"
+
+    @classmethod
+    def kafka_assignors_setup(cls, coordinator: Any) -> None:
+        setattr(coordinator, _STATE, KeepReadingState())
+
+    @property
+    def _keep_reading(self) -> KeepReadingState:
+        return state_of(self)
+
+    def _cooperative(self) -> bool:
+        return join.state_of(self).cooperative
+
+    def _rebalancing(self) -> bool:
         """A cooperative rebalance of this member is due or under way."""
-        return cooperative() and bool(coordinator.need_rejoin()
-                                      or coordinator.state is MemberState.REBALANCING)
+        from kafka.coordinator.base import MemberState
 
-    doubt: list[float | None] = [None, None]  # [since when reading is held back, warned at]
+        return self._cooperative() and bool(self.need_rejoin()
+                                            or self.state is MemberState.REBALANCING)
 
-    def keeps_reading() -> bool:
+    def _keeps_reading(self) -> bool:
         """Rebalancing while holding partitions of a generation it is surely still a member of."""
-        with lock:  # one consistent view of what the IO thread writes
-            if not (rebalancing() and not coordinator._generation.is_lost()
-                    and bool(subscription.assigned_partitions())):
+        own = self._keep_reading
+        membership = join.state_of(self).membership
+        with self._lock:  # one consistent view of what the IO thread writes
+            if not (self._rebalancing() and not self._generation.is_lost()
+                    and bool(self._subscription.assigned_partitions())):
                 return False
             sure = membership.surely_member()
             unconfirmed = membership.unconfirmed_for()
         now = time.monotonic()
         if sure:
-            since, warned = doubt
+            since, warned = own.doubt_since, own.doubt_warned
             if since is not None:
-                doubt[0] = doubt[1] = None
+                own.doubt_since = own.doubt_warned = None
                 (log.info if warned is not None else log.debug)(
                     "group %s: the broker confirmed the membership again after %.2f s; reading "
-                    "the kept partitions through the rebalance again", coordinator.group_id,
+                    "the kept partitions through the rebalance again", self.group_id,
                     now - since)
             return True
-        since = doubt[0]
-        if since is None:
+        if own.doubt_since is None:
             # held back at once; said only if it lasts (the next rejoin may settle it)
-            since = doubt[0] = now
-        if doubt[1] is None and now - since >= DOUBT_WARNING_S:
-            doubt[1] = now
+            own.doubt_since = now
+        if own.doubt_warned is None and now - own.doubt_since >= DOUBT_WARNING_S:
+            own.doubt_warned = now
             log.warning("group %s: no heartbeat, JoinGroup or SyncGroup of this member was "
                         "accepted for %.1f s (session_timeout_ms %d) and none is pending: the "
                         "broker may have given its partitions to another member, so no records "
-                        "are returned until the rejoin completes", coordinator.group_id,
-                        unconfirmed, coordinator.config["session_timeout_ms"])
+                        "are returned until the rejoin completes", self.group_id,
+                        unconfirmed, self.config["session_timeout_ms"])
         return False
 
     # --- poll: advance the rebalance, do not wait for it -------------------------------
 
-    original_poll: Callable[..., bool] = coordinator.poll
-    original_time_to_next_poll: Callable[[], float] = coordinator.time_to_next_poll
-    original_join: Callable[..., Coroutine[Any, Any, bool]] = coordinator.join_group_async
-    #: inside a poll of this coordinator: that poll's timeout (inf: none); else None
-    polling: list[float | None] = [None]
-    #: inside a join that a keep-reading poll advances: the poll's timeout; else None
-    advancing: list[float | None] = [None]
+    async def join_group_async(self, timeout_ms: float | None = None,
+                               *args: Any, **kwargs: Any) -> bool:
+        """While the member keeps reading, the join gets 0 ms and the poll goes on to fetch,
+        as Java's ``poll(timer, waitForJoinGroup=false)`` (docs/upstream.md#3)."""
+        from kafka import errors as Errors
 
-    async def join_group_async(timeout_ms: float | None = None) -> bool:
         # Decided here, when kafka-python's poll asks for the join, not when the poll began:
         # the heartbeat that finds the rebalance often lands between the two (the poll's
         # coordinator lookup waits for the IO thread that handles it), and deciding at the
         # start let such a poll wait out the whole join, every member's JoinGroup included.
-        if polling[0] is None or not keeps_reading():
-            return await original_join(timeout_ms)
-        advancing[0] = polling[0]
+        own = self._keep_reading
+        if own.polling is None or not self._keeps_reading():
+            return bool(await super().join_group_async(timeout_ms, *args, **kwargs))
+        own.advancing = own.polling
         try:
             # (KafkaTimeoutError: the prepare step waits for the hand-over's commits; a later
             # poll goes on with it)
             with contextlib.suppress(Errors.KafkaTimeoutError):
-                await original_join(0)
+                await super().join_group_async(0, *args, **kwargs)
         finally:
-            advancing[0] = None
+            own.advancing = None
         # the group counts as active for kafka-python's poll, which then goes on as after a
         # join (poll_heartbeat: max_poll_interval_ms; auto-commit) and lets the consumer fetch
         return True
 
-    def poll(timeout_ms: float | None = None) -> bool:
-        # Java's poll(timer, waitForJoinGroup=false) once the member keeps reading: the
-        # coordinator lookup, a pattern subscription's metadata refresh and the prepare step
-        # get the poll's time, the join none
-        polling[0] = float("inf") if timeout_ms is None else timeout_ms
+    def poll(self, timeout_ms: float | None = None, *args: Any, **kwargs: Any) -> bool:
+        """Remembers the poll's own time: the coordinator lookup, a pattern subscription's
+        metadata and the prepare step get it, the join none (docs/upstream.md#3)."""
+        own = self._keep_reading
+        own.polling = float("inf") if timeout_ms is None else timeout_ms
         try:
-            return original_poll(timeout_ms=timeout_ms)
+            return bool(super().poll(timeout_ms, *args, **kwargs))
         finally:
-            polling[0] = None
+            own.polling = None
 
-    def time_to_next_poll() -> float:
-        if keeps_reading():
+    def time_to_next_poll(self, *args: Any, **kwargs: Any) -> float:
+        """A short fetch wait during the rebalance, so its completion is taken up promptly."""
+        if self._keeps_reading():
             return REBALANCE_POLL_S
-        return original_time_to_next_poll()
+        return float(super().time_to_next_poll(*args, **kwargs))
 
     # --- completion: stop, commit and report revoked partitions before letting go -------
 
-    original_complete: Callable[..., Coroutine[Any, Any, None]] = (
-        coordinator._on_join_complete_async)
-    #: revoked partitions not handed over yet, and until when their commits are waited for
-    handing_over: set[Any] = set()
-    hand_over_by = [0.0]
+    async def _on_join_complete_async(self, generation: int, member_id: str, protocol: str,
+                                      assignment: bytes, *args: Any, **kwargs: Any) -> None:
+        """Revoke first: commit (auto-commit) and report the partitions taken away while
+        they are still assigned, then apply the assignment and join the follow-up round
+        (Java's order; kafka-python reports them after replacing the assignment)."""
+        from kafka import errors as Errors
+        from kafka.protocol.consumer.metadata import ConsumerProtocolAssignment
 
-    async def on_join_complete(generation: int, member_id: str, protocol: str,
-                               assignment_bytes: bytes) -> None:
-        if not cooperative() or join.generation_was_reset(generation, member_id):
+        def original() -> Any:
+            return super(KeepReadingMixin, self)._on_join_complete_async(
+                generation, member_id, protocol, assignment, *args, **kwargs)
+
+        if not self._cooperative() or join.generation_was_reset(generation, member_id):
             # (a result whose generation was lost meanwhile is dropped by the join fix)
-            return await original_complete(generation, member_id, protocol, assignment_bytes)
-        assigned = set(ConsumerProtocolAssignment.decode(assignment_bytes).partitions())
+            return await original()  # type: ignore[no-any-return]
+        subscription = self._subscription
+        assigned = set(ConsumerProtocolAssignment.decode(assignment).partitions())
+        if any(tp.topic not in subscription.subscription for tp in assigned):
+            # kafka-python rejects it (the subscription changed mid-rebalance) before any
+            # listener runs: its own handling, and nothing revoked
+            return await original()  # type: ignore[no-any-return]
         revoked = set(subscription.assigned_partitions()) - assigned
         listener_error: BaseException | None = None
         if revoked:
+            own = self._keep_reading
             # (no fetch can return them meanwhile: the application's thread is inside the
             # poll that runs this; their buffered records are dropped once they go below)
-            with lock:
-                handing_over.update(revoked)
-                hand_over_by[0] = time.monotonic() + COMMIT_ORDER_TIMEOUT_S
-            _commit_revoked(revoked)
+            with self._lock:
+                own.handing_over.update(revoked)
+                own.hand_over_by = time.monotonic() + COMMIT_ORDER_TIMEOUT_S
+            self._commit_revoked(revoked)
             if subscription.rebalance_listener is not None:
                 try:
-                    await coordinator._invoke_rebalance_listener_async(
-                        "on_partitions_revoked", revoked)
+                    await self._invoke_rebalance_listener_async("on_partitions_revoked", revoked)
                 except Exception as exc:  # kafka-python's rule: finish, then raise
                     log.exception("rebalance listener failed in on_partitions_revoked(%s)",
                                   sorted(revoked))
                     listener_error = exc
-            try:
-                subscription.assign_from_subscribed(
-                    sorted(set(subscription.assigned_partitions()) - revoked))
-            except ValueError as exc:  # the subscription changed mid-rebalance: as kafka-python
-                log.warning("Cooperative assignment rejected: %s. Probably due to a deleted "
-                            "topic. Requesting re-join.", exc)
-                coordinator.request_rejoin()
-                return
+            subscription.assign_from_subscribed(
+                sorted(set(subscription.assigned_partitions()) - revoked))
             log.info("group %s: revoked %d partition(s) before handing them over; joining "
-                     "the follow-up round", coordinator.group_id, len(revoked))
-            coordinator.request_rejoin()  # the original sees nothing revoked any more
-        # the original applies the assignment and reports the added partitions
-        await original_complete(generation, member_id, protocol, assignment_bytes)
+                     "the follow-up round", self.group_id, len(revoked))
+            self.request_rejoin()  # kafka-python's step sees nothing revoked any more
+        # kafka-python's step applies the assignment and reports the added partitions
+        await original()
         if listener_error is not None:
             raise Errors.KafkaError("User rebalance callback throws an error") from listener_error
 
-    def _commit_revoked(revoked: set[Any]) -> None:
-        if not coordinator.config.get("enable_auto_commit"):
+    def _commit_revoked(self, revoked: set[Any]) -> None:
+        if not self.config.get("enable_auto_commit"):
             return  # manual commits: on_partitions_revoked is where the application commits
-        offsets = {tp: om for tp, om in subscription.all_consumed_offsets().items()
+        offsets = {tp: om for tp, om in self._subscription.all_consumed_offsets().items()
                    if tp in revoked}
         if not offsets:
             return
+        group_id = self.group_id
 
         def landed(_offsets: Any, result: Any) -> None:
             if isinstance(result, Exception):
                 log.warning("group %s: could not commit the revoked partitions %s before "
                             "handing them over (%s); their new owner re-reads from the last "
-                            "commit", coordinator.group_id, sorted(offsets), result)
+                            "commit", group_id, sorted(offsets), result)
 
         # asynchronous: on the coordinator connection before the follow-up JoinGroup, which
         # also waits for it (the prepare step's hand-over gate)
-        coordinator._do_commit_offsets_async(offsets, landed)
+        self._do_commit_offsets_async(offsets, landed)
 
-    original_prepare: Callable[..., Coroutine[Any, Any, None]] = (
-        coordinator._on_join_prepare_async)
+    async def _on_join_prepare_async(self, generation: int, member_id: str,
+                                     timeout_ms: float | None = None,
+                                     *args: Any, **kwargs: Any) -> None:
+        """The follow-up JoinGroup that hands revoked partitions over waits (bounded, never
+        longer than the poll's own time) for the commits of them issued before."""
+        from kafka import errors as Errors
 
-    async def on_join_prepare(generation: int, member_id: str,
-                              timeout_ms: float | None = None) -> None:
-        if advancing[0] is not None:
-            timeout_ms = advancing[0]  # the poll's own time, as kafka-python gives it
-        with lock:
-            waiting = tracker.covering(handing_over) if handing_over else []
-            left = hand_over_by[0] - time.monotonic()
-        if waiting and left > 0 and not coordinator._generation.is_lost():
+        own = self._keep_reading
+        if own.advancing is not None:
+            timeout_ms = own.advancing  # the poll's own time, as kafka-python gives it
+        with self._lock:
+            waiting = own.tracker.covering(own.handing_over) if own.handing_over else []
+            left = own.hand_over_by - time.monotonic()
+        if waiting and left > 0 and not self._generation.is_lost():
             wait_s = left if timeout_ms is None else min(left, timeout_ms / 1000)
-            if not await wait_done(coordinator._net.sleep, waiting, wait_s, time.monotonic):
-                if time.monotonic() < hand_over_by[0]:
+            if not await wait_done(self._net.sleep, waiting, wait_s, time.monotonic):
+                if time.monotonic() < own.hand_over_by:
                     # not yet: this poll goes on reading, a later one hands them over
                     raise Errors.KafkaTimeoutError("commits of revoked partitions in flight")
                 log.warning("group %s: commits of the revoked partitions %s still in flight "
-                            "after %.0f s; handing them over anyway", coordinator.group_id,
-                            sorted(handing_over), COMMIT_ORDER_TIMEOUT_S)
-        with lock:
-            handing_over.clear()
-        await original_prepare(generation, member_id, timeout_ms=timeout_ms)
+                            "after %.0f s; handing them over anyway", self.group_id,
+                            sorted(own.handing_over), COMMIT_ORDER_TIMEOUT_S)
+        with self._lock:
+            own.handing_over.clear()
+        await super()._on_join_prepare_async(generation, member_id, *args,
+                                             timeout_ms=timeout_ms, **kwargs)
 
     # --- commits during the rebalance ---------------------------------------------------
 
-    original_generation_if_stable: Callable[[], Any] = coordinator.generation_if_stable
-    original_send: Callable[[Any], Coroutine[Any, Any, Any]] = (
-        coordinator._send_offset_commit_request)
-    original_do_commit_async: Callable[..., Any] = coordinator._do_commit_offsets_async
-
-    def synced() -> bool:
+    def _synced(self) -> bool:
         """This member's SyncGroup was answered and no poll has taken the result up yet: the
         broker holds the new generation (the member's), kafka-python still says REBALANCING."""
-        return joined.completing and membership.in_flight == 0
+        joined = join.state_of(self)
+        return joined.completing and joined.membership.in_flight == 0
 
-    def closing_between_rounds() -> bool:
+    def _closing_between_rounds(self) -> bool:
         """Closing during a rebalance with no round trip of this member pending: the broker
         still holds the member's generation (it takes commits of it while the group prepares
         the rebalance, and refuses them once it has moved on)."""
-        return (closing[0] and membership.in_flight == 0
-                and not coordinator._generation.is_lost())
+        return (self._keep_reading.closing and join.state_of(self).membership.in_flight == 0
+                and not self._generation.is_lost())
 
-    def generation_if_stable() -> Any:
-        with lock:
-            stable = original_generation_if_stable()
-            if stable is None and cooperative() and (synced() or closing_between_rounds()):
-                return coordinator._generation  # the broker takes commits of it now
+    def generation_if_stable(self, *args: Any, **kwargs: Any) -> Any:
+        """Once the SyncGroup is answered, commits go out with the new generation, which the
+        broker accepts (kafka-python refuses to send them until a poll takes the result up)."""
+        with self._lock:
+            stable = super().generation_if_stable(*args, **kwargs)
+            if stable is None and self._cooperative() and (
+                    self._synced() or self._closing_between_rounds()):
+                return self._generation
             return stable
 
-    def do_commit_offsets_async(offsets: Any, callback: Any = None) -> Any:
-        # known before kafka-python schedules the send: its IO thread may start it at once
-        commit = tracker.issued(offsets, asynchronous=True)
+    def _do_commit_offsets_async(self, offsets: Any, *args: Any, **kwargs: Any) -> Any:
+        """Known to the commit tracker before kafka-python schedules the send (its IO thread
+        may start it at once)."""
+        own = self._keep_reading
+        commit = own.tracker.issued(offsets, asynchronous=True)
         try:
-            return original_do_commit_async(offsets, callback)
+            return super()._do_commit_offsets_async(offsets, *args, **kwargs)
         except BaseException:
-            tracker.withdraw(commit)
+            own.tracker.withdraw(commit)
             raise
 
-    def hold_commit() -> bool:
+    def _hold_commit(self) -> bool:
         """This member is rejoining and its SyncGroup is not answered yet: a commit sent now
         would wait behind its JoinGroup on the coordinator connection (past its own request
         timeout if the join is long) or meet the group between generations. Java sends none
@@ -336,74 +342,94 @@ def install_cooperative(coordinator: Any) -> None:
         the partitions it keeps through the rebalance (which kafka-python alone does not), so
         its close commits them once the round trip is answered (bounded:
         ``CLOSE_COMMIT_WAIT_S``) rather than leave them to be read twice."""
-        with lock:
-            if not (cooperative() and coordinator.state is MemberState.REBALANCING) or synced():
+        from kafka.coordinator.base import MemberState
+
+        own = self._keep_reading
+        with self._lock:
+            if not (self._cooperative() and self.state is MemberState.REBALANCING) \
+                    or self._synced():
                 return False
-            task = coordinator._join_task
-            pending = membership.in_flight > 0 or (task is not None and not task.is_done)
+            task = self._join_task
+            pending = (join.state_of(self).membership.in_flight > 0
+                       or (task is not None and not task.is_done))
             if not pending:
                 # the round trip failed: only the next poll rejoins, so a commit held now
                 # would hold the application's thread (a sync commit()) until its timeout
                 # while the member drops out of the group; kafka-python's handling instead
                 return False
-            if not closing[0]:
+            if not own.closing:
                 return True
         now = time.monotonic()
-        since = close_waits[0]
-        if since is None:
-            since = close_waits[0] = now
+        if own.close_waits is None:
+            own.close_waits = now
             log.info("group %s: closing during a rebalance: the commit of what this member read "
                      "waits (at most %.0f s) for its JoinGroup/SyncGroup to be answered, then "
-                     "goes out with the new generation", coordinator.group_id,
-                     CLOSE_COMMIT_WAIT_S)
-        return now - since < CLOSE_COMMIT_WAIT_S
+                     "goes out with the new generation", self.group_id, CLOSE_COMMIT_WAIT_S)
+        return now - own.close_waits < CLOSE_COMMIT_WAIT_S
 
-    async def send_commit(offsets: Any) -> Any:
-        commit = tracker.start(offsets)
+    async def _send_offset_commit_request(self, offsets: Any, *args: Any, **kwargs: Any) -> Any:
+        """A commit made while this member's JoinGroup/SyncGroup is pending waits for the
+        answer (retried, not failed); an asynchronous one is retried here (kafka-python
+        would drop it), for the partitions no newer commit covers."""
+        from kafka import errors as Errors
+
+        own = self._keep_reading
+        commit = own.tracker.start(offsets)
         deadline = time.monotonic() + COMMIT_ORDER_TIMEOUT_S
         try:
             while True:
                 try:
-                    if hold_commit():
+                    if self._hold_commit():
                         # the wait for the round trip is the group's, not this commit's
                         deadline = time.monotonic() + COMMIT_ORDER_TIMEOUT_S
+                        if not commit.asynchronous:
+                            own.sync_commit_held = True
                         raise RebalanceCommitRetry(
-                            f"group {coordinator.group_id} is joining; the commit goes out "
+                            f"group {self.group_id} is joining; the commit goes out "
                             "once its SyncGroup is answered")
-                    return await original_send(offsets)
+                    if not commit.asynchronous:
+                        own.sync_commit_held = False
+                    return await super()._send_offset_commit_request(offsets, *args, **kwargs)
                 except (RebalanceCommitRetry, Errors.NodeNotReadyError):
                     # a sync commit is retried by kafka-python's loop; an async one would be
                     # lost, and the partition's next owner re-read what it covered (Java holds
                     # a request for a busy connection until it is ready, it does not fail it)
                     if not commit.asynchronous or time.monotonic() >= deadline:
                         raise
-                await coordinator._net.sleep(coordinator.config["retry_backoff_ms"] / 1000)
-                with lock:
-                    held = set(subscription.assigned_partitions()) | handing_over
-                offsets = {tp: om for tp, om in tracker.still_newest(commit, offsets).items()
+                await self._net.sleep(self.config["retry_backoff_ms"] / 1000)
+                with self._lock:
+                    held = set(self._subscription.assigned_partitions()) | own.handing_over
+                offsets = {tp: om for tp, om in own.tracker.still_newest(commit, offsets).items()
                            if tp in held}
                 if not offsets:
                     return None  # newer commits cover them, or they are someone else's now
         finally:
-            tracker.finish(commit)
+            own.tracker.finish(commit)
 
-    original_close: Callable[..., Any] = coordinator.close
-    closing = [False]
-    close_waits: list[float | None] = [None]  # since when the close's commit has waited
+    async def _commit_offsets_sync_async(self, offsets: Any, timeout_ms: float | None = None,
+                                         *args: Any, **kwargs: Any) -> Any:
+        """A ``commit()`` whose time ran out while it waited for this member's join raises
+        ``RebalanceInProgressError``, what kafka-python raises for a commit during a rebalance
+        (at once there), not the timeout kafka-python's retry loop would raise."""
+        from kafka import errors as Errors
 
-    def close(*args: Any, **kwargs: Any) -> Any:
-        closing[0] = True  # its asynchronous commits are not retried into the next generation
-        return original_close(*args, **kwargs)
+        own = self._keep_reading
+        own.sync_commit_held = False
+        try:
+            return await super()._commit_offsets_sync_async(offsets, timeout_ms, *args, **kwargs)
+        except Errors.KafkaTimeoutError as exc:
+            if not own.sync_commit_held:
+                raise
+            raise Errors.RebalanceInProgressError(
+                f"group {self.group_id} is rebalancing: the commit waited for this member's "
+                "JoinGroup/SyncGroup until its timeout") from exc
+        finally:
+            own.sync_commit_held = False
 
-    coordinator.join_group_async = join_group_async
-    coordinator.poll = poll
-    coordinator.close = close
-    coordinator.time_to_next_poll = time_to_next_poll
-    coordinator._on_join_complete_async = on_join_complete
-    coordinator._on_join_prepare_async = on_join_prepare
-    coordinator.generation_if_stable = generation_if_stable
-    coordinator._send_offset_commit_request = send_commit
-    coordinator._do_commit_offsets_async = do_commit_offsets_async
+    def close(self, *args: Any, **kwargs: Any) -> Any:
+        """Its asynchronous commits are not retried into the next generation."""
+        self._keep_reading.closing = True
+        return super().close(*args, **kwargs)
 
 
 def _retry_error_base() -> tuple[type[BaseException], ...]:
@@ -419,5 +445,6 @@ class RebalanceCommitRetry(*_retry_error_base()):  # type: ignore[misc]
     """A commit that met the group between two generations: retried, not failed.
 
     A ``RebalanceInProgressError`` (what the broker said) that is also retriable, so
-    ``consumer.commit()`` retries it until the rebalance completes or its timeout ends.
+    ``consumer.commit()`` retries it until the rebalance completes or its timeout ends (then
+    it raises ``RebalanceInProgressError``).
     """

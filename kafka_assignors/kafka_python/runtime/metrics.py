@@ -3,17 +3,18 @@
 Registered in the consumer's own ``kafka.metrics`` registry (``consumer.metrics()`` and
 ``metric_reporters`` see them; none with ``metrics_enabled=False``), under kafka-python's
 ``<metric_group_prefix>-coordinator-metrics`` group (Java's ``consumer-coordinator-metrics``
-by default) and ``kafka-assignors-assignment-metrics``. Events are taken by wrapping
-kafka-python's own coordinator methods on the instance (nothing of theirs is copied):
+by default) and ``kafka-assignors-assignment-metrics``. Events are taken by two mixins
+whose overrides call kafka-python's own coordinator methods (nothing of theirs is copied):
+:class:`RebalanceEventsMixin`, innermost, and :class:`KeptPauseMixin`, outermost:
 
 * ``_do_join_and_sync_async`` (one JoinGroup/SyncGroup round trip, Java's join future),
-  wrapped before the join fix so a result the fix replays is not counted twice: its start
+  under the join fix, so a result the fix replays is not counted twice: its start
   starts a rebalance, its result succeeds it, its exception fails it (a cancelled one, a
   closing consumer, counts neither way);
 * ``_invoke_rebalance_listener_async``: the application's listener calls, timed;
 * ``_perform_assignment``: after the leader's assignor ran, its report;
-* ``_on_join_prepare_async`` / ``_on_join_complete_async`` / ``poll`` (wrapped after the
-  runtime, so they see what the consumer sees): the kept-partition pause. A rebalance of this
+* ``_on_join_prepare_async`` / ``_on_join_complete_async`` / ``poll`` (above the rest of
+  the runtime, so they see what the consumer sees): the kept-partition pause. A rebalance of this
   member runs from its prepare step to the take-up of its result; the partitions it held at
   the start and holds after it (none if its generation was lost) are the kept ones. Their
   pause is the longest stretch, overlapping that rebalance, from the start of a
@@ -31,21 +32,24 @@ import asyncio
 import logging
 import threading
 import time
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable
 from typing import Any
 
 from ...metrics import GroupMetrics
 from ..assignor import KafkaPythonAssignor
+from . import compose
+from .compose import RuntimeMixin
 
 log = logging.getLogger("kafka_assignors")
 
-#: Coordinator attributes the metrics wrap or read (checked before installing).
+#: Coordinator attributes the metrics' overrides call or read (checked before they go on).
 NEEDS = (
     "config", "group_id", "_subscription", "_generation", "poll", "_do_join_and_sync_async",
     "_invoke_rebalance_listener_async", "_perform_assignment", "_lookup_assignor",
     "_on_join_prepare_async", "_on_join_complete_async",
 )
 _MARK = "_kafka_assignors_metrics"
+_PAUSE = "_kafka_assignors_pause"
 _LISTENER_KINDS = {"on_partitions_revoked": "revoked", "on_partitions_assigned": "assigned",
                    "on_partitions_lost": "lost"}
 _warned: set[str] = set()
@@ -57,12 +61,18 @@ def metrics_for(coordinator: Any) -> GroupMetrics | None:
     return found if isinstance(found, GroupMetrics) else None
 
 
-def install_events(coordinator: Any, clock: Callable[[], float] = time.monotonic,
-                   ) -> GroupMetrics | None:
-    """Register the metrics and wrap the round trip and listener calls; idempotent.
+def _warn_once(key: str, message: str, *args: Any) -> None:
+    if key not in _warned:
+        _warned.add(key)
+        log.warning(message, *args)
 
-    Call before the runtime's join fix wraps ``_do_join_and_sync_async``.
-    """
+
+def install(coordinator: Any, clock: Callable[[], float] = time.monotonic,
+            ) -> GroupMetrics | None:
+    """Register the metrics in the consumer's registry and give ``coordinator`` the metrics'
+    mixins; idempotent. None (one log line, nothing changed) with ``metrics_enabled=False``,
+    on a coordinator lacking a name the mixins use, or if registering fails: the metrics
+    never fail the consumer."""
     done = metrics_for(coordinator)
     if done is not None or getattr(coordinator, _MARK, None) is False:
         return done
@@ -72,24 +82,35 @@ def install_events(coordinator: Any, clock: Callable[[], float] = time.monotonic
                     if not hasattr(coordinator._generation, n)]
                    + [f"SubscriptionState.{n}" for n in ("assigned_partitions",)
                       if not hasattr(coordinator._subscription, n)])
-    registry = coordinator.config.get("metrics") if not missing else None
+    if missing:
+        _mark(coordinator, False)
+        _warn_once("missing", "kafka-assignors metrics: this kafka-python's coordinator has no "
+                   "%s; no rebalance metrics", ", ".join(missing))
+        return None
+    registry = coordinator.config.get("metrics")
     if registry is None:
         _mark(coordinator, False)
-        if missing and "missing" not in _warned:
-            _warned.add("missing")
-            log.warning("kafka-assignors metrics: this kafka-python's coordinator has no %s; "
-                        "no rebalance metrics", ", ".join(missing))
-        elif not missing:
-            log.info("kafka-assignors metrics on consumer group %s: none (metrics_enabled="
-                     "False)", coordinator.group_id)
+        log.info("kafka-assignors metrics on consumer group %s: none (metrics_enabled=False)",
+                 coordinator.group_id)
         return None
     # kafka-python's own coordinator metrics' group: Java's name with the default prefix
     prefix = coordinator.config.get("metric_group_prefix", "consumer")
-    metrics = GroupMetrics(registry, clock=clock,
-                           coordinator_group=f"{prefix}-coordinator-metrics")
+    try:
+        metrics = GroupMetrics(registry, clock=clock,
+                               coordinator_group=f"{prefix}-coordinator-metrics")
+    except Exception as exc:  # e.g. kafka-python registers a metric of the same name itself
+        _mark(coordinator, False)
+        _warn_once("register", "kafka-assignors metrics: registering the rebalance metrics in "
+                   "the consumer's registry failed (%r); no rebalance metrics", exc)
+        return None
     if not _mark(coordinator, metrics):
         return None
-    _wrap_events(coordinator, metrics)
+    try:
+        compose.enable(coordinator, {"metrics"})
+    except compose.IncompatibleCoordinatorError as exc:
+        _mark(coordinator, False)
+        _warn_once("layout", "kafka-assignors metrics: %s; no rebalance metrics", exc)
+        return None
     return metrics
 
 
@@ -101,17 +122,27 @@ def _mark(coordinator: Any, value: object) -> bool:
     return True
 
 
-def _wrap_events(coordinator: Any, metrics: GroupMetrics) -> None:
-    original_round_trip: Callable[[], Coroutine[Any, Any, Any]] = (
-        coordinator._do_join_and_sync_async)
-    original_invoke: Callable[..., Coroutine[Any, Any, None]] = (
-        coordinator._invoke_rebalance_listener_async)
-    original_perform: Callable[..., Any] = coordinator._perform_assignment
+class RebalanceEventsMixin(RuntimeMixin):
+    """Java's rebalance events, taken from kafka-python's own round trip, listener calls
+    and the leader's assignment (innermost: a round trip the join fix replays counts once)."""
 
-    async def do_join_and_sync() -> Any:
-        metrics.rebalance_started()  # Java's initiateJoinGroup: PREPARING_REBALANCE
+    FEATURE = "metrics"
+    TITLE = "rebalance metrics"
+
+    @property
+    def _group_metrics(self) -> GroupMetrics:
+        found = metrics_for(self)
+        if found is None:  # install() sets it before the class changes
+            raise RuntimeError("kafka-assignors metrics: no GroupMetrics on this coordinator")
+        return found
+
+    async def _do_join_and_sync_async(self, *args: Any, **kwargs: Any) -> Any:
+        """A round trip starts a rebalance (PREPARING_REBALANCE), its result succeeds it,
+        its error fails it; a cancelled one counts neither way."""
+        metrics = self._group_metrics
+        metrics.rebalance_started()
         try:
-            result = await original_round_trip()
+            result = await super()._do_join_and_sync_async(*args, **kwargs)
         except asyncio.CancelledError:
             raise
         except BaseException:
@@ -120,31 +151,26 @@ def _wrap_events(coordinator: Any, metrics: GroupMetrics) -> None:
         metrics.rebalance_succeeded()  # SyncGroup answered without error
         return result
 
-    async def invoke_listener(method_name: str, arg: Any) -> None:
+    async def _invoke_rebalance_listener_async(self, method_name: str, *args: Any,
+                                               **kwargs: Any) -> None:
+        """Times the application's listener calls by kind (recorded if they return)."""
         kind = _LISTENER_KINDS.get(method_name)
         if kind is None:
-            return await original_invoke(method_name, arg)
-        with metrics.listener(kind):  # type: ignore[arg-type]
-            await original_invoke(method_name, arg)
-        return None
+            await super()._invoke_rebalance_listener_async(method_name, *args, **kwargs)
+            return
+        with self._group_metrics.listener(kind):  # type: ignore[arg-type]
+            await super()._invoke_rebalance_listener_async(method_name, *args, **kwargs)
 
-    def perform_assignment(leader_id: Any, protocol: Any, members: Any) -> Any:
-        result = original_perform(leader_id, protocol, members)
-        report = _leader_report(coordinator, protocol)
-        if report is not None:
-            metrics.record_leader(report)
+    def _perform_assignment(self, leader_id: Any, protocol: Any, *args: Any,
+                            **kwargs: Any) -> Any:
+        """After the leader's assignor ran: its report (moves, spreads, time)."""
+        result = super()._perform_assignment(leader_id, protocol, *args, **kwargs)
+        assignor = self._lookup_assignor(protocol)
+        if isinstance(assignor, KafkaPythonAssignor):
+            report: Any = assignor.report_for(self)
+            if report is not None:
+                self._group_metrics.record_leader(report)
         return result
-
-    coordinator._do_join_and_sync_async = do_join_and_sync
-    coordinator._invoke_rebalance_listener_async = invoke_listener
-    coordinator._perform_assignment = perform_assignment
-
-
-def _leader_report(coordinator: Any, protocol: Any) -> Any:
-    assignor = coordinator._lookup_assignor(protocol)
-    if not isinstance(assignor, KafkaPythonAssignor):
-        return None
-    return assignor.report_for(coordinator)
 
 
 class _Pause:
@@ -160,49 +186,59 @@ class _Pause:
         self.kept = False  # the closed window kept partitions: record at the next ready poll
 
 
-def install_pause(coordinator: Any, metrics: GroupMetrics) -> None:
-    """Wrap prepare, completion and ``poll`` for the kept-partition pause (after the runtime)."""
-    subscription = coordinator._subscription
-    clock = metrics.clock
-    pause = _Pause()
-    original_prepare: Callable[..., Coroutine[Any, Any, None]] = (
-        coordinator._on_join_prepare_async)
-    original_complete: Callable[..., Coroutine[Any, Any, None]] = (
-        coordinator._on_join_complete_async)
-    original_poll: Callable[..., bool] = coordinator.poll
+class KeptPauseMixin(RuntimeMixin):
+    """How long the partitions a member keeps pause in a rebalance (outermost: what the
+    consumer sees, keep-reading included)."""
 
-    async def on_join_prepare(generation: int, member_id: str,
-                              timeout_ms: float | None = None) -> None:
-        held = set(subscription.assigned_partitions())
-        lost = coordinator._generation.is_lost() and bool(held)
+    FEATURE = "metrics"
+    TITLE = "rebalance metrics"
+
+    @classmethod
+    def kafka_assignors_setup(cls, coordinator: Any) -> None:
+        setattr(coordinator, _PAUSE, _Pause())
+
+    @property
+    def _pause(self) -> _Pause:
+        pause: _Pause = getattr(self, _PAUSE)
+        return pause
+
+    async def _on_join_prepare_async(self, *args: Any, **kwargs: Any) -> None:
+        """The rebalance's first prepare opens its window (lost partitions: nothing kept)."""
+        pause = self._pause
+        held = set(self._subscription.assigned_partitions())
+        lost = self._generation.is_lost() and bool(held)
         with pause.lock:
-            if pause.held is None:  # the rebalance's first prepare opens its window
+            if pause.held is None:
                 pause.held, pause.lost, pause.touched = held, False, True
-            pause.lost = pause.lost or lost  # on_partitions_lost: nothing is kept
-        await original_prepare(generation, member_id, timeout_ms=timeout_ms)
+            pause.lost = pause.lost or lost
+        await super()._on_join_prepare_async(*args, **kwargs)
 
-    async def on_join_complete(generation: int, member_id: str, protocol: str,
-                               assignment: bytes) -> None:
+    async def _on_join_complete_async(self, *args: Any, **kwargs: Any) -> None:
+        """The take-up closes the window (a listener that raised: applied all the same)."""
         try:
-            await original_complete(generation, member_id, protocol, assignment)
-        finally:  # (a listener that raised: the assignment was applied all the same)
-            close_window()
+            await super()._on_join_complete_async(*args, **kwargs)
+        finally:
+            self._close_pause_window()
 
-    def close_window() -> None:
+    def _close_pause_window(self) -> None:
+        pause = self._pause
         with pause.lock:
             held, pause.held = pause.held, None
-            if held is None or pause.lost or coordinator._generation.is_lost():
+            if held is None or pause.lost or self._generation.is_lost():
                 return  # not a window of ours, or the result was dropped (rejoining)
-            pause.kept = bool(held & set(subscription.assigned_partitions()))
+            pause.kept = bool(held & set(self._subscription.assigned_partitions()))
             if not pause.kept:
                 pause.longest = 0.0
 
-    def poll(*args: Any, **kwargs: Any) -> bool:
+    def poll(self, *args: Any, **kwargs: Any) -> bool:
+        """A stretch of polls not ready to fetch, overlapping a window, is a pause."""
+        pause = self._pause
+        clock = self._group_metrics_clock()
         with pause.lock:
             if pause.blocked_since is None:
                 pause.blocked_since = clock()
                 pause.touched = pause.held is not None
-        ready = original_poll(*args, **kwargs)
+        ready = bool(super().poll(*args, **kwargs))
         if not ready:
             return ready
         now = clock()
@@ -217,9 +253,11 @@ def install_pause(coordinator: Any, metrics: GroupMetrics) -> None:
             elif pause.held is None:
                 pause.longest = 0.0
         if record is not None:
-            metrics.record_kept_pause(record)
+            found = metrics_for(self)
+            if found is not None:
+                found.record_kept_pause(record)
         return ready
 
-    coordinator._on_join_prepare_async = on_join_prepare
-    coordinator._on_join_complete_async = on_join_complete
-    coordinator.poll = poll
+    def _group_metrics_clock(self) -> Callable[[], float]:
+        found = metrics_for(self)
+        return found.clock if found is not None else time.monotonic
