@@ -168,8 +168,8 @@ public class BalancedStickyAssignor implements ConsumerGroupPartitionAssignor {
         final int[][][] claims;
         final int[] claimed;
         int member;
-        // one set's partitions, as Set.forEach hands them over (a HashSet's walks its table:
-        // no iterator, the broker's owned sets are HashSets)
+        // one set's partitions, as Set.forEach hands them over (a wrapper passes the action
+        // on instead of wrapping an iterator; a HashSet itself still iterates)
         private int[] ps;
         private int size;
 
