@@ -86,22 +86,24 @@ public class BalancedStickyAssignor implements ConsumerGroupPartitionAssignor {
         }
         String[] members = ids(keys);
         MemberSubscription[] specs = new MemberSubscription[keys.length];
+        MemberAssignment[] current = new MemberAssignment[keys.length];
         for (int m = 0; m < keys.length; m++) {
             specs[m] = keys[m].subscription;
+            current[m] = keys[m].assignment;
         }
         Subscriptions subscriptions = Subscriptions.read(groupSpec, members, specs, topics);
         List<Uuid> topicIds = subscriptions.topicIds;
         int[][] subs = subscriptions.subs;
         boolean same = sameSubscriptions(subs);
         if (same && fastPaths) {
-            GroupAssignment fast = HomogeneousFastPath.assign(groupSpec, members, specs, subscriptions, path);
+            GroupAssignment fast = HomogeneousFastPath.assign(groupSpec, members, specs, current,
+                    subscriptions, path);
             if (fast != null) {
                 return fast;
             }
         }
         int[] claimed = new int[members.length];
-        MemberAssignment[] current = new MemberAssignment[members.length];
-        int[][][] claims = readClaims(groupSpec, members, subscriptions, claimed, current);
+        int[][][] claims = readClaims(members, subscriptions, claimed, current);
         Problem problem = Problem.resolveSubscribed(subscriptions.counts, subs, claims);
         String[] racks = new String[members.length];
         boolean anyRack = false;
@@ -146,14 +148,12 @@ public class BalancedStickyAssignor implements ConsumerGroupPartitionAssignor {
     /**
      * Member -> topic -> partitions its current assignment claims, only on topics it
      * subscribes to (any order, may hold junk: {@link Problem#resolve} sorts it out);
-     * claimed[m] gets the size of member m's whole current assignment, current[m] the
-     * assignment itself (looked up once).
+     * claimed[m] gets the size of member m's whole current assignment, current[m].
      */
-    private static int[][][] readClaims(GroupSpec groupSpec, String[] members,
-            Subscriptions subscriptions, int[] claimed, MemberAssignment[] current) {
+    private static int[][][] readClaims(String[] members, Subscriptions subscriptions,
+            int[] claimed, MemberAssignment[] current) {
         ClaimReader reader = new ClaimReader(subscriptions, members.length, claimed);
         for (int m = 0; m < members.length; m++) {
-            current[m] = groupSpec.memberAssignment(members[m]);
             if (current[m] != null) {
                 reader.member = m;
                 current[m].partitions().forEach(reader); // no iterator: a third faster
@@ -168,8 +168,8 @@ public class BalancedStickyAssignor implements ConsumerGroupPartitionAssignor {
         final int[][][] claims;
         final int[] claimed;
         int member;
-        // one set's partitions, as Set.forEach hands them over (a HashSet's walks its table:
-        // no iterator, the broker's owned sets are HashSets)
+        // one set's partitions, as Set.forEach hands them over (a wrapper passes the action
+        // on instead of wrapping an iterator; a HashSet itself still iterates)
         private int[] ps;
         private int size;
 
@@ -235,14 +235,18 @@ public class BalancedStickyAssignor implements ConsumerGroupPartitionAssignor {
         return ids(canonicalKeys(groupSpec));
     }
 
-    /** The members in canonical order, each with its subscription (looked up once). */
+    /**
+     * The members in canonical order, each with its subscription and current assignment
+     * (looked up once, both while the member's id is at hand).
+     */
     private static CanonicalKey[] canonicalKeys(GroupSpec groupSpec) {
         Collection<String> ids = groupSpec.memberIds();
         CanonicalKey[] keys = new CanonicalKey[ids.size()];
         int i = 0;
         boolean dynamic = true;
         for (String member : ids) {
-            keys[i] = new CanonicalKey(member, groupSpec.memberSubscription(member));
+            keys[i] = new CanonicalKey(member, groupSpec.memberSubscription(member),
+                    groupSpec.memberAssignment(member));
             dynamic &= keys[i++].instance == null;
         }
         if (dynamic && keys.length <= 1 << 16) {
@@ -303,11 +307,13 @@ public class BalancedStickyAssignor implements ConsumerGroupPartitionAssignor {
         final String member;
         final String instance; // null for a dynamic member
         final MemberSubscription subscription;
+        final MemberAssignment assignment; // null: none
 
-        CanonicalKey(String member, MemberSubscription subscription) {
+        CanonicalKey(String member, MemberSubscription subscription, MemberAssignment assignment) {
             this.member = member;
             this.instance = subscription.instanceId().orElse(null);
             this.subscription = subscription;
+            this.assignment = assignment;
         }
 
         @Override

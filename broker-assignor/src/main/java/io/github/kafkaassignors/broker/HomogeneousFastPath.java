@@ -26,15 +26,20 @@ final class HomogeneousFastPath {
     static GroupAssignment assign(GroupSpec spec, String[] members, Subscriptions s,
             Path.Sink path) {
         MemberSubscription[] specs = new MemberSubscription[members.length];
+        MemberAssignment[] current = new MemberAssignment[members.length];
         for (int m = 0; m < members.length; m++) {
             specs[m] = spec.memberSubscription(members[m]);
+            current[m] = spec.memberAssignment(members[m]);
         }
-        return assign(spec, members, specs, s, path);
+        return assign(spec, members, specs, current, s, path);
     }
 
-    /** @param specs each member's subscription, in the order of {@code members} */
+    /**
+     * @param specs each member's subscription, in the order of {@code members}
+     * @param current each member's current assignment (null: none), in the same order
+     */
     static GroupAssignment assign(GroupSpec spec, String[] members, MemberSubscription[] specs,
-            Subscriptions s, Path.Sink path) {
+            MemberAssignment[] current, Subscriptions s, Path.Sink path) {
         int count = s.counts.length;
         if (count == 0 || s.subs[0].length != count) {
             return null;
@@ -44,11 +49,9 @@ final class HomogeneousFastPath {
                 return null;
             }
         }
-        MemberAssignment[] current = new MemberAssignment[members.length];
         boolean owned = false;
-        for (int m = 0; m < members.length; m++) {
-            current[m] = spec.memberAssignment(members[m]);
-            if (!owned && current[m] != null) {
+        for (int m = 0; m < members.length && !owned; m++) {
+            if (current[m] != null) {
                 for (Set<Integer> ps : current[m].partitions().values()) {
                     if (!ps.isEmpty()) {
                         owned = true;
