@@ -32,11 +32,17 @@ from ..kafka_python.consumer import (  # kafka-python with the runtime (docs/run
 from ..metrics import GroupMetrics, attach
 from ._callback_rules import CallbackRules
 from ._config import BridgeConfig, membership_options, translate_config
-from ._errors import as_kafka_exception, construction_error, max_poll_exceeded, state_error
+from ._errors import (
+    as_kafka_exception,
+    construction_error,
+    max_poll_exceeded,
+    protocol_refusal,
+    state_error,
+)
 from ._membership import PATTERN_POLL_MS, POLL_MS, MembershipThread
 from ._metrics import bridge_metrics
 from ._offsets import Offsets, Progress, confluent_partitions, kafka_offsets, message_offsets
-from ._protocol_choice import Consumer
+from ._protocol_choice import Consumer, given_config
 from ._rebalance import Callback, OwnCalls, Rebalancer
 from ._runtime import guard_consumed_offsets, membership_metrics
 from ._strategies import rebalance_protocol, resolve_strategies
@@ -65,13 +71,15 @@ class BridgedConsumer(CallbackRules, Consumer):
     instances).  See ``docs/confluent.md`` for what differs.
     """
 
-    def __init__(self, config: Mapping[str, Any], **kwargs: Any) -> None:
-        settings = translate_config({**config, **kwargs})
+    def __init__(self, config: Mapping[str, Any] | None = None, **kwargs: Any) -> None:
+        settings = translate_config(given_config(config, kwargs))
         self._settings: BridgeConfig = settings
         self._assignors = resolve_strategies(settings.strategy, client_rack=settings.client_rack)
         protocol = rebalance_protocol(self._assignors)
         self._closed = False
         self._subscribed = False
+        #: the group has joined once: its rebalance protocol is known (as librdkafka's)
+        self._joined = False
         #: a fatal error (a fenced static member): raised by every later commit
         self._fatal: Any = None
         #: manual assignment (assign() without subscribe()): librdkafka's own, no group
@@ -254,8 +262,10 @@ class BridgedConsumer(CallbackRules, Consumer):
 
     # --- consuming ------------------------------------------------------------------------------
 
-    def poll(self, timeout: float | None = None) -> Any:
+    def poll(self, timeout: float = -1) -> Any:
         """One message or event (or None on timeout); also runs rebalance steps."""
+        if timeout is None:  # as confluent-kafka (a number; -1: wait forever)
+            raise TypeError("must be real number, not NoneType")
         # fast path while librdkafka has messages ready: no clock, no checks.  _fast is
         # cleared by a posted rebalance step and by the membership thread (every <= 0.5 s)
         if self._fast:
@@ -264,14 +274,14 @@ class BridgedConsumer(CallbackRules, Consumer):
                 return msg
         return self._poll_waiting(timeout)
 
-    def _poll_waiting(self, timeout: float | None) -> Any:
+    def _poll_waiting(self, timeout: float) -> Any:
         now = _monotonic()
         if now >= self._next_service or self._steps:
             event = self._service(now)
             if event is not None:
                 return event
         self._fast = True
-        deadline = math.inf if timeout is None or timeout < 0 else now + timeout
+        deadline = math.inf if timeout < 0 else now + timeout
         while True:
             msg = _raw_poll(self, min(deadline, self._next_service) - now)
             if msg is not None:
@@ -286,12 +296,14 @@ class BridgedConsumer(CallbackRules, Consumer):
 
     def consume(self, num_messages: int = 1, timeout: float = -1) -> list[Any]:
         """Up to ``num_messages`` messages, waiting at most ``timeout`` seconds (-1: forever)."""
+        if timeout is None or num_messages is None:  # as confluent-kafka
+            raise TypeError("must be real number, not NoneType")
         now = _monotonic()
         if now >= self._next_service or self._steps:
             event = self._service(now)
             if event is not None:
                 return [event]
-        deadline = math.inf if timeout is None or timeout < 0 else now + timeout
+        deadline = math.inf if timeout < 0 else now + timeout
         out: list[Any] = []
         while True:
             wait = min(deadline, self._next_service) - now
@@ -386,7 +398,7 @@ class BridgedConsumer(CallbackRules, Consumer):
             self._membership.commit_async(to_commit)
             return None
         try:
-            self._membership.commit(to_commit)
+            self._membership.commit(to_commit, report=False)
         except kp_errors.KafkaError as exc:
             error = as_kafka_exception(exc)
             if isinstance(exc, kp_errors.FencedInstanceIdError):
@@ -428,18 +440,30 @@ class BridgedConsumer(CallbackRules, Consumer):
             for tp in offsets or ():
                 self._manual_stored[(tp.topic, tp.partition)] = tp.offset
             return
+        if message is not None and offsets is not None:  # confluent-kafka's checks, in order
+            raise ValueError("message and offsets are mutually exclusive")
+        if message is None and offsets is None:
+            raise ValueError("expected either message or offsets")
+        if message is not None:
+            check_message(message, "store_offsets")
         if self._progress.auto_store:
             raise KafkaException(KafkaError(
                 KafkaError._INVALID_ARG,
-                "store_offsets() requires enable.auto.offset.store=false",
+                "StoreOffsets failed: store_offsets() requires enable.auto.offset.store=false",
             ))
-        if (message is None) == (offsets is None):
-            raise ValueError("store_offsets() takes message or offsets")
-        if message is not None:
-            check_message(message, "store_offsets")
-        self._progress.store(
-            message_offsets(message) if message is not None else kafka_offsets(offsets or ())
-        )
+        wanted = message_offsets(message) if message is not None else kafka_offsets(offsets or ())
+        # as librdkafka: only partitions assigned now are stored (a stored offset of another
+        # would be committed once it is assigned, perhaps much later); an error only when
+        # none was
+        held = set(self._progress.held([(tp.topic, tp.partition) for tp in wanted]))
+        mine = {tp: om for tp, om in wanted.items() if (tp.topic, tp.partition) in held}
+        if wanted and not mine:
+            raise KafkaException(KafkaError(
+                KafkaError._STATE,
+                f"StoreOffsets failed: {KafkaError(KafkaError._STATE).str()} (not assigned to "
+                f"this consumer: {', '.join(f'{tp.topic}-{tp.partition}' for tp in wanted)})",
+            ))
+        self._progress.store(mine)
 
     # --- manual assignment --------------------------------------------------------------
 
@@ -478,13 +502,14 @@ class BridgedConsumer(CallbackRules, Consumer):
         except KafkaException as exc:
             log.warning("automatic commit of the manual assignment failed: %s", exc)
 
-    def _commit_done(self, offsets: Offsets, result: Any) -> None:
-        """Every commit ends here (any thread): bookkeeping, then on_commit from poll()."""
+    def _commit_done(self, offsets: Offsets, result: Any, report: bool) -> None:
+        """Every commit ends here (any thread): bookkeeping, then on_commit from poll()
+        (``report``: not for the application's synchronous commits, as librdkafka)."""
         if not isinstance(result, BaseException):
             self._progress.mark_committed(offsets)
         elif not isinstance(result, kp_errors.RebalanceInProgressError):
             log.warning("offset commit failed: %s", result)
-        if self._settings.on_commit is not None:
+        if report and self._settings.on_commit is not None:
             self._commit_results.append((offsets, result))
 
     def _deliver_commit_results(self) -> None:
@@ -503,6 +528,14 @@ class BridgedConsumer(CallbackRules, Consumer):
 
     def _in_rebalance_callback(self) -> bool:
         return self._rebalancer.in_callback()
+
+    def _refused(self, name: str) -> Any:
+        """As librdkafka: once the group has told this member its rebalance protocol (the
+        first join), calls of the other protocol are refused, in or outside a callback and
+        even after unsubscribe() (librdkafka keeps the group's assignor)."""
+        if not self._joined:
+            self._joined = self._rebalancer.joined or self._membership.in_group()
+        return protocol_refusal(name, self._rebalancer.cooperative) if self._joined else None
 
     def _user_moved(self) -> None:
         self._rebalancer.user_moved()

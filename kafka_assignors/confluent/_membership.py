@@ -70,7 +70,7 @@ class MembershipThread:
         client: Any,
         *,
         max_poll_interval_s: float,
-        on_commit_done: Callable[[Offsets, Any], None],
+        on_commit_done: Callable[[Offsets, Any, bool], None],
         name: str,
         on_tick: Callable[[], None] = lambda: None,
         ticket: Callable[[], int] = lambda: 0,
@@ -169,14 +169,16 @@ class MembershipThread:
 
     # --- commits -----------------------------------------------------------------------------
 
-    def commit(self, offsets: Offsets) -> None:
+    def commit(self, offsets: Offsets, *, report: bool = True) -> None:
         """Synchronous commit with the member's generation, after the queued ones.
 
         Raises kafka-python errors (of this commit; the queued ones' go to ``on_commit_done``).
+        ``report=False``: ``on_commit_done`` is told not to pass it on to ``on_commit`` (the
+        application's own synchronous commit, which confluent-kafka does not report there).
         """
         with self._commit_lock:
             self._drain_locked()
-            self._send(offsets)
+            self._send(offsets, report)
 
     def commit_async(self, offsets: Offsets) -> None:
         """Queue a commit for the membership thread; its result goes to ``on_commit_done``."""
@@ -206,13 +208,13 @@ class MembershipThread:
         except kp_errors.KafkaError as exc:
             log.debug("asynchronous commit failed: %s", exc)
 
-    def _send(self, offsets: Offsets) -> None:
+    def _send(self, offsets: Offsets, report: bool = True) -> None:
         try:
             self.client.commit(dict(offsets))
         except kp_errors.KafkaError as exc:
-            self._on_commit_done(offsets, exc)
+            self._on_commit_done(offsets, exc, report)
             raise
-        self._on_commit_done(offsets, None)
+        self._on_commit_done(offsets, None, report)
 
     def take_stall(self) -> float | None:
         """When max.poll.interval.ms ran out (monotonic), once, if the member left for it."""

@@ -60,6 +60,7 @@ class Librdkafka(Protocol):
     def unassign(self) -> None: ...
     def incremental_assign(self, partitions: list[Any]) -> None: ...
     def incremental_unassign(self, partitions: list[Any]) -> None: ...
+    def assignment(self) -> list[Any]: ...
 
 
 class OwnCalls:
@@ -83,6 +84,9 @@ class OwnCalls:
 
     def position(self, partitions: list[Any]) -> list[Any]:
         return list(self._base.position(self._c, partitions))
+
+    def assignment(self) -> list[Any]:
+        return list(self._base.assignment(self._c))
 
 
 class Membership(Protocol):
@@ -150,6 +154,8 @@ class Rebalancer(AsyncConsumerRebalanceListener):  # type: ignore[misc]
         self.on_lost: Callback | None = None
         #: when set, listener calls are ignored (close() has already handed everything back)
         self.ignoring = False
+        #: set by the first assignment (the group's rebalance protocol is known from then on)
+        self.joined = False
         self._steps: collections.deque[Step] = collections.deque()
         self._callback_thread: int | None = None
         self._user_moved = False
@@ -157,6 +163,7 @@ class Rebalancer(AsyncConsumerRebalanceListener):  # type: ignore[misc]
     # --- IO thread: kafka-python's listener interface ------------------------------------
 
     async def on_partitions_assigned(self, assigned: Iterable[Any]) -> None:
+        self.joined = True
         for tp in sorted(assigned):
             # the membership client never fetches (librdkafka does): no position lookup either
             self._membership.pause(tp)
@@ -279,7 +286,11 @@ class Rebalancer(AsyncConsumerRebalanceListener):  # type: ignore[misc]
             error = self._callback(ASSIGN, self.on_assign, partitions)
             if not self._user_moved:
                 if self.cooperative:
-                    self._raw.incremental_assign(partitions)
+                    # the application may have assigned some itself (outside a callback)
+                    fetched = self._fetched()
+                    new = [tp for tp in partitions if (tp.topic, tp.partition) not in fetched]
+                    if new:
+                        self._raw.incremental_assign(new)
                 else:
                     self._raw.assign(partitions)
             self._record_kept(keys)
@@ -292,7 +303,12 @@ class Rebalancer(AsyncConsumerRebalanceListener):  # type: ignore[misc]
         error = self._callback(kind, callback, partitions)
         if not self._user_moved:
             if self.cooperative:
-                self._raw.incremental_unassign(partitions)
+                # the application may have unassigned some itself (librdkafka refuses to
+                # unassign a partition it does not have: _INVALID_ARG)
+                fetched = self._fetched()
+                gone = [tp for tp in partitions if (tp.topic, tp.partition) in fetched]
+                if gone:
+                    self._raw.incremental_unassign(gone)
             else:
                 self._raw.unassign()
         if kind == REVOKE and not self.cooperative and self._metrics is not None:
@@ -322,6 +338,10 @@ class Rebalancer(AsyncConsumerRebalanceListener):  # type: ignore[misc]
         else:
             log.info("released %s", _show(keys))
         return error
+
+    def _fetched(self) -> set[Key]:
+        """The partitions librdkafka fetches now."""
+        return {(tp.topic, tp.partition) for tp in self._raw.assignment()}
 
     def _record_kept(self, keys: list[Key]) -> None:
         """Eager: the longest time a partition assigned again was out of librdkafka's hands."""

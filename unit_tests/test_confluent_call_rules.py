@@ -1,0 +1,67 @@
+"""confluent-kafka's own rules the bridge applies itself (librdkafka under the bridge is not
+the group member, so it cannot apply them): no broker, no consumer."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from confluent_kafka import KafkaError, KafkaException
+
+from kafka_assignors.confluent import UnsupportedConfigError, translate_config
+from kafka_assignors.confluent._errors import protocol_refusal
+from kafka_assignors.confluent._protocol_choice import given_config
+
+BASE = {"bootstrap.servers": "localhost:9092", "group.id": "g"}
+
+
+@pytest.mark.parametrize("name", ["assign", "unassign"])
+def test_cooperative_group_refuses_eager_calls_as_librdkafka(name: str) -> None:
+    """assign()/unassign() in a cooperative group: _STATE, with Consumer.c's message and
+    librdkafka's reason."""
+    error = protocol_refusal(name, cooperative=True)
+    assert isinstance(error, KafkaException)
+    assert error.args[0].code() == KafkaError._STATE
+    text = error.args[0].str()
+    assert text.startswith("Failed to set assignment: Local: Erroneous state"
+                           if name == "assign" else
+                           "Failed to remove assignment: Local: Erroneous state")
+    assert "incremental_assign() or incremental_unassign()" in text
+    assert protocol_refusal(f"incremental_{name}", cooperative=True) is None
+
+
+@pytest.mark.parametrize("name", ["incremental_assign", "incremental_unassign"])
+def test_eager_group_refuses_incremental_calls_as_librdkafka(name: str) -> None:
+    """incremental_* in an eager group: librdkafka's own _STATE message."""
+    error = protocol_refusal(name, cooperative=False)
+    assert error.args[0].code() == KafkaError._STATE
+    assert error.args[0].str() == ("Changes to the current assignment must be made using "
+                                   "assign() when rebalance protocol type is EAGER")
+    assert protocol_refusal(name.removeprefix("incremental_"), cooperative=False) is None
+
+
+def test_configuration_is_a_dict_keywords_or_both() -> None:
+    """As confluent_kafka.Consumer: Consumer(conf), Consumer(**conf), keywords win."""
+    assert given_config(None, BASE) == BASE
+    assert given_config(BASE, {"group.id": "h"}) == {**BASE, "group.id": "h"}
+    with pytest.raises(TypeError, match="expected configuration dict"):
+        given_config(None, {})
+    with pytest.raises(TypeError, match="expected configuration dict"):
+        given_config(["bootstrap.servers"], {})  # type: ignore[arg-type]
+
+
+def test_auto_commit_interval_zero_disables_periodic_commits() -> None:
+    """librdkafka: 0 disables periodic commits (not: commit every millisecond)."""
+    assert translate_config({**BASE, "auto.commit.interval.ms": 0}).auto_commit_interval_s \
+        == math.inf
+    assert translate_config({**BASE, "auto.commit.interval.ms": 250}).auto_commit_interval_s \
+        == 0.25
+
+
+@pytest.mark.parametrize("value", [-1, 86_400_001])
+def test_auto_commit_interval_outside_librdkafkas_range_is_refused(value: int) -> None:
+    """A value librdkafka refuses: _INVALID_ARG with its message."""
+    with pytest.raises(UnsupportedConfigError) as raised:
+        translate_config({**BASE, "auto.commit.interval.ms": value})
+    assert raised.value.args[0].code() == KafkaError._INVALID_ARG
+    assert "outside allowed range 0..86400000" in str(raised.value.args[0].str())
