@@ -96,8 +96,9 @@ def maker(side: str, protocol: str, bootstrap: str, group: str, made: list[Any])
     """Builds one side's consumers; each goes into ``made``, for :func:`observe` to close."""
     cls = confluent_kafka.Consumer if side == "plain" else OurConsumer
 
-    def make(**extra: Any) -> Any:
-        consumer = cls(side_config(side, protocol, bootstrap, group, extra))
+    def make(*, as_keywords: bool = False, **extra: Any) -> Any:
+        conf = side_config(side, protocol, bootstrap, group, extra)
+        consumer = cls(**conf) if as_keywords else cls(conf)
         made.append(consumer)
         return consumer
 
@@ -509,7 +510,173 @@ def sc_fenced(make: Make, topic: str) -> Obs:
     return obs
 
 
+# --- one scenario per way the bridge once differed, called as a new user would ---------------
+
+
+def sc_assign_in_on_assign(make: Make, topic: str) -> Obs:
+    """``assign()`` inside ``on_assign`` (what the docs once suggested): refused in a
+    cooperative group (librdkafka's ``_STATE``); ``incremental_assign()``, which its message
+    names, is taken, and every partition held is fetched through a second member's join and
+    leave; ``close()`` succeeds."""
+    said: list[Any] = []
+
+    def on_assign(consumer: Any, partitions: list[Any]) -> None:
+        if not partitions:  # (librdkafka also calls it with none: that is listed elsewhere)
+            return
+        at_start = [TopicPartition(tp.topic, tp.partition, 0) for tp in partitions]
+        said.append(outcome(lambda: consumer.assign(at_start)))
+        said.append(outcome(lambda: consumer.incremental_assign(at_start)))
+
+    a = make()
+    a.subscribe([topic], on_assign=on_assign)
+    obs: Obs = {"read": len(poll_until(a, 2 * PER_PARTITION))}
+    b = make()
+    b.subscribe([topic])
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and not (a.assignment() and b.assignment()):
+        a.poll(0.1)
+        b.poll(0.1)
+    obs["both hold"] = bool(a.assignment() and b.assignment())
+    b.close()
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and len(a.assignment()) < PARTITIONS:
+        a.poll(0.1)
+    obs["assign(), incremental_assign() in on_assign"] = sorted(set(map(str, said)))
+    obs["fetched after the rebalances"] = len(a.assignment())
+    obs["close"] = outcome(a.close)
+    return obs
+
+
+def sc_assign_outside_callbacks(make: Make, topic: str) -> Obs:
+    """While subscribed, the assignment calls outside a callback are confluent-kafka's:
+    the incremental ones change what is fetched, ``assign()`` is refused (cooperative)."""
+    c = make(**{"enable.auto.commit": False})
+    c.subscribe([topic])
+    obs: Obs = {"assigned": len(wait_assigned(c))}
+    poll_until(c, 2 * PER_PARTITION)
+    tp0 = TopicPartition(topic, 0)
+    obs["incremental_unassign"] = outcome(lambda: c.incremental_unassign([tp0]))
+    obs["assignment after"] = len(c.assignment())
+    obs["incremental_assign"] = outcome(
+        lambda: c.incremental_assign([TopicPartition(topic, 0, 0)]))
+    obs["read again"] = sorted({m.partition() for m in poll_until(c, PER_PARTITION, 20)})
+    obs["assign"] = outcome(lambda: c.assign([TopicPartition(topic, 0, 0)]))
+    obs["unassign"] = outcome(c.unassign)
+    obs["close"] = outcome(c.close)
+    return obs
+
+
+def sc_keyword_construction(make: Make, topic: str) -> Obs:
+    """``Consumer(**conf)``: confluent-kafka takes the configuration as keywords too."""
+    try:
+        c = make(as_keywords=True)
+    except Exception as exc:
+        return {"constructor": f"raises {type(exc).__name__}"}
+    c.subscribe([topic])
+    obs: Obs = {"read": len(poll_until(c, 2 * PER_PARTITION))}
+    obs["close"] = outcome(c.close)
+    return obs
+
+
+def sc_store_offsets_unassigned(make: Make, topic: str) -> Obs:
+    """``store_offsets()`` of a partition another member holds: refused, stored nowhere,
+    so not committed when that partition comes to this member later."""
+    a, b, obs = rebalanced_pair(make, topic, **{"enable.auto.commit": False,
+                                                "enable.auto.offset.store": False})
+    mine = a.assignment()
+    if len(mine) != 1:
+        return obs
+    other = [TopicPartition(topic, p) for p in range(PARTITIONS) if p != mine[0].partition]
+    obs["store_offsets(other's)"] = outcome(lambda: a.store_offsets(
+        offsets=[TopicPartition(tp.topic, tp.partition, 5) for tp in other]))
+    obs["store_offsets(mine and other's)"] = outcome(lambda: a.store_offsets(offsets=[
+        TopicPartition(mine[0].topic, mine[0].partition, 3),
+        *(TopicPartition(tp.topic, tp.partition, 6) for tp in other)]))
+    obs["commit()"] = outcome(lambda: [tp.offset for tp in a.commit(asynchronous=False)])
+    b.close()
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and len(a.assignment()) < PARTITIONS:
+        a.poll(0.1)
+    obs["commit() once it holds both"] = outcome(lambda: a.commit(asynchronous=False))
+    obs["committed for the other partition"] = [
+        tp.offset for tp in a.committed(other, timeout=10)]
+    a.close()
+    return obs
+
+
+def sc_subscribe_not_a_list(make: Make, topic: str) -> Obs:
+    """``subscribe()`` takes a list: a string (not its letters) or a tuple is a TypeError."""
+    c = make()
+    obs: Obs = {"subscribe(str)": outcome(lambda: c.subscribe(topic)),
+                "subscribe(tuple)": outcome(lambda: c.subscribe((topic,)))}
+    obs["close"] = outcome(c.close)
+    return obs
+
+
+def sc_auto_commit_interval(make: Make, topic: str) -> Obs:
+    """``auto.commit.interval.ms``: 0 disables periodic commits, -1 is refused."""
+    obs: Obs = {"interval -1": outcome(lambda: make(**{"auto.commit.interval.ms": -1}))}
+    c = make(**{"auto.commit.interval.ms": 0})
+    c.subscribe([topic])
+    obs["read"] = len(poll_until(c, 2 * PER_PARTITION))
+    deadline = time.monotonic() + 2  # long past any interval but 0
+    while time.monotonic() < deadline:
+        c.poll(0.1)
+    parts = [TopicPartition(topic, p) for p in range(PARTITIONS)]
+    obs["committed while polling"] = [tp.offset for tp in c.committed(parts, timeout=10)]
+    c.close()
+    return obs
+
+
+def sc_on_commit(make: Make, topic: str) -> Obs:
+    """``on_commit`` is called for asynchronous commits, not for synchronous ones."""
+    calls: list[Any] = []
+
+    def on_commit(err: Any, partitions: list[Any]) -> None:
+        calls.append((None if err is None else err.name(),
+                      sorted((tp.partition, tp.offset) for tp in partitions)))
+
+    c = make(**{"enable.auto.commit": False, "on_commit": on_commit})
+    c.subscribe([topic])
+    obs: Obs = {"read": len(poll_until(c, 2 * PER_PARTITION))}
+    obs["commit sync"] = outcome(lambda: c.commit(
+        offsets=[TopicPartition(topic, 0, 2)], asynchronous=False))
+    for _ in range(10):
+        c.poll(0.1)
+    obs["on_commit after the sync commit"] = list(calls)
+    calls.clear()
+    obs["commit async"] = outcome(lambda: c.commit(offsets=[TopicPartition(topic, 0, 3)]))
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and not calls:
+        c.poll(0.1)
+    obs["on_commit after the async commit"] = list(calls)
+    c.close()
+    return obs
+
+
+def sc_call_arguments(make: Make, topic: str) -> Obs:
+    """Arguments confluent-kafka refuses or still takes."""
+    c = make(**{"enable.auto.commit": False, "enable.auto.offset.store": False})
+    c.subscribe([topic])
+    obs: Obs = {"read": len(poll_until(c, 2 * PER_PARTITION))}
+    obs["poll(None)"] = outcome(lambda: c.poll(None))
+    obs["consume(timeout=None)"] = outcome(lambda: c.consume(timeout=None))
+    obs["store_offsets()"] = outcome(c.store_offsets)
+    obs["commit(async=False)"] = outcome(lambda: [tp.offset for tp in c.commit(
+        offsets=[TopicPartition(topic, 0, 1)], **{"async": False})])
+    c.close()
+    return obs
+
+
 SCENARIOS: dict[str, Callable[[Make, str], Obs]] = {
+    "assign-in-on-assign": sc_assign_in_on_assign,
+    "assign-outside-callbacks": sc_assign_outside_callbacks,
+    "keyword-construction": sc_keyword_construction,
+    "store-offsets-unassigned": sc_store_offsets_unassigned,
+    "subscribe-not-a-list": sc_subscribe_not_a_list,
+    "auto-commit-interval": sc_auto_commit_interval,
+    "on-commit": sc_on_commit,
+    "call-arguments": sc_call_arguments,
     "fenced": sc_fenced,
     "subscribe": sc_subscribe,
     "consume": sc_consume,
@@ -586,7 +753,8 @@ def contract_topic(kafka_broker: BrokerHandle) -> Iterator[str]:
 PARALLEL = 3
 #: The scenarios that wait longest, started first.
 SLOW_FIRST = ("max-poll-exceeded-poll", "max-poll-exceeded-consume", "fenced",
-              "session-below-minimum", "commit-after-rebalance")
+              "session-below-minimum", "commit-after-rebalance", "assign-in-on-assign",
+              "store-offsets-unassigned")
 
 
 @pytest.fixture(scope="module")

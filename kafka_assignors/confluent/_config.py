@@ -18,6 +18,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from confluent_kafka import KafkaError, KafkaException
+
 from ._errors import UnsupportedConfigError
 from ._security import SECURITY_KEYS, as_bool, translate_security
 
@@ -136,10 +138,11 @@ def translate_config(config: Mapping[str, Any]) -> BridgeConfig:
     # (manual assignment commits through librdkafka: the bridge runs its automatic commit)
 
     interval_ms = int(_value("auto.commit.interval.ms", conf.get("auto.commit.interval.ms", 5000)))
-    if not 0 <= interval_ms <= MAX_AUTO_COMMIT_INTERVAL_MS:  # librdkafka's range
-        raise UnsupportedConfigError(
+    if not 0 <= interval_ms <= MAX_AUTO_COMMIT_INTERVAL_MS:  # librdkafka's range, its error
+        raise KafkaException(KafkaError(
+            KafkaError._INVALID_ARG,
             f'Configuration property "auto.commit.interval.ms" value {interval_ms} is outside '
-            f"allowed range 0..{MAX_AUTO_COMMIT_INTERVAL_MS}")
+            f"allowed range 0..{MAX_AUTO_COMMIT_INTERVAL_MS}"))
     on_commit = conf.get("on_commit")
     if on_commit is not None and not callable(on_commit):
         raise UnsupportedConfigError("on_commit must be callable(err, partitions)")

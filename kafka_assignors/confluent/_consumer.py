@@ -385,8 +385,8 @@ class BridgedConsumer(CallbackRules, Consumer):
             to_commit = message_offsets(message)
         elif offsets is not None:
             to_commit = kafka_offsets(offsets)
-        else:
-            to_commit = self._progress.consumed()
+        else:  # as librdkafka: only what moved since the last commit
+            to_commit = self._progress.uncommitted(self._progress.consumed())
         if not to_commit:
             nothing = KafkaError(KafkaError._NO_OFFSET, "no offsets to commit")
             if not asynchronous:
