@@ -248,6 +248,11 @@ class BridgedConsumer(CallbackRules, Consumer):
         return self._membership.client.group_metadata()
 
     def consumer_group_metadata(self) -> Any:
+        """librdkafka's, without a subscription (manual assignment: no member either way)."""
+        if self._closed:
+            raise RuntimeError("Consumer closed")
+        if not self._subscribed:
+            return _Base.consumer_group_metadata(self)
         raise KafkaException(KafkaError(
             KafkaError._NOT_IMPLEMENTED,
             "consumer_group_metadata() (transactional offset commits) is not supported by "
@@ -333,13 +338,16 @@ class BridgedConsumer(CallbackRules, Consumer):
         self._fast = False  # a poll() from a callback must come back here (and fail)
         self._next_service = now + SERVICE_TICK_S
         self._membership.touch(now)
+        stalled = self._membership.take_stall()
+        if stalled is not None:
+            # as librdkafka: the error first, once; on_lost (and the rejoin) from the next
+            # poll(), which serves at once, before any message
+            self._next_service = 0.0
+            return error_event(None, max_poll_exceeded(self._max_poll_s, now - stalled))
         if self._steps:
             self._rebalancer.serve()
         if self._progress.assigned() and not self._membership.in_group():
             self._rebalancer.release_lost()  # expelled or left: lost before any more message
-        stalled = self._membership.take_stall()
-        if stalled is not None:  # as librdkafka: once, after on_lost, an error event
-            return error_event(None, max_poll_exceeded(self._max_poll_s, now - stalled))
         self._deliver_commit_results()
         if self._manual:
             self._manual_auto_commit(final=False, now=now)
