@@ -21,11 +21,14 @@ from __future__ import annotations
 import concurrent.futures
 import contextlib
 import functools
+import gc
 import os
 import re
 import subprocess
+import threading
 import time
 import uuid
+import weakref
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -92,19 +95,28 @@ def consumer_protocol_min_poll_ms() -> int:
     return STALL_POLL_MS
 
 
+class WeaklyReferable(confluent_kafka.Consumer):
+    """Plain confluent-kafka, with the ``__weakref__`` slot a Python subclass gets."""
+
+
 def maker(side: str, protocol: str, bootstrap: str, group: str, made: list[Any]) -> Make:
     """Builds one side's consumers; each goes into ``made``, for :func:`observe` to close."""
     cls = confluent_kafka.Consumer if side == "plain" else OurConsumer
     deserializing = (confluent_kafka.DeserializingConsumer if side == "plain"
                      else OurDeserializingConsumer)
 
-    def make(*, as_keywords: bool = False, deserializer: bool = False, **extra: Any) -> Any:
+    def make(*, as_keywords: bool = False, deserializer: bool = False, tracked: bool = True,
+             **extra: Any) -> Any:
         conf = side_config(side, protocol, bootstrap, group, extra)
-        if deserializer:
+        consumer: Any
+        if not tracked and side == "plain":  # cimpl.Consumer takes no weak reference
+            consumer = WeaklyReferable(conf)
+        elif deserializer:
             consumer = deserializing({**conf, "value.deserializer": lambda v, ctx: v})
         else:
             consumer = cls(**conf) if as_keywords else cls(conf)
-        made.append(consumer)
+        if tracked:
+            made.append(consumer)
         return consumer
 
     return make
@@ -139,6 +151,16 @@ def outcome(call: Callable[[], Any]) -> Any:
     except Exception as exc:
         return f"raises {type(exc).__name__}"
     return summary(value)
+
+
+def bounded(call: Callable[[], Any], seconds: float = 5.0) -> Any:
+    """:func:`outcome` of a call that may block for ever (a wrong argument taken as "no
+    timeout"), on a thread of its own: one still blocked after ``seconds`` says so."""
+    box: list[Any] = []
+    thread = threading.Thread(target=lambda: box.append(outcome(call)), daemon=True)
+    thread.start()
+    thread.join(seconds)
+    return box[0] if box else f"still blocked after {seconds:.0f} s"
 
 
 def summary(value: Any) -> Any:
@@ -204,6 +226,9 @@ def sc_subscribe(make: Make, topic: str) -> Obs:
         c.poll(0.2)
     obs["revoked on unsubscribe"] = sorted({p for e in events if e[0] == "revoke" for p in e[1]})
     obs["assignment after unsubscribe"] = summary(c.assignment())
+    obs["assign after unsubscribe"] = outcome(lambda: c.assign([TopicPartition(topic, 0)]))
+    obs["incremental_assign after unsubscribe"] = outcome(
+        lambda: c.incremental_assign([TopicPartition(topic, 1)]))
     obs["close"] = outcome(c.close)
     return obs
 
@@ -677,8 +702,8 @@ def sc_call_arguments(make: Make, topic: str) -> Obs:
     c = make(**{"enable.auto.commit": False, "enable.auto.offset.store": False})
     c.subscribe([topic])
     obs: Obs = {"read": len(poll_until(c, 2 * PER_PARTITION))}
-    obs["poll(None)"] = outcome(lambda: c.poll(None))
-    obs["consume(timeout=None)"] = outcome(lambda: c.consume(timeout=None))
+    obs["poll(None)"] = bounded(lambda: c.poll(None))
+    obs["consume(timeout=None)"] = bounded(lambda: c.consume(timeout=None))
     obs["store_offsets()"] = outcome(c.store_offsets)
     obs["commit(async=False)"] = outcome(lambda: [tp.offset for tp in c.commit(
         offsets=[TopicPartition(topic, 0, 1)], **{"async": False})])
@@ -686,7 +711,24 @@ def sc_call_arguments(make: Make, topic: str) -> Obs:
     return obs
 
 
+def sc_dropped_without_close(make: Make, topic: str) -> Obs:
+    """A subscribed consumer the application drops without ``close()`` is collected (plain:
+    through a subclass that adds nothing but the weak reference slot)."""
+    c = make(tracked=False)
+    c.subscribe([topic])
+    obs: Obs = {"read": len(poll_until(c, 1))}
+    ref = weakref.ref(c)
+    del c
+    deadline = time.monotonic() + 10
+    while ref() is not None and time.monotonic() < deadline:
+        gc.collect()
+        time.sleep(0.1)
+    obs["collected"] = ref() is None
+    return obs
+
+
 SCENARIOS: dict[str, Callable[[Make, str], Obs]] = {
+    "dropped-without-close": sc_dropped_without_close,
     "assign-in-on-assign": sc_assign_in_on_assign,
     "assign-outside-callbacks": sc_assign_outside_callbacks,
     "keyword-construction": sc_keyword_construction,

@@ -117,7 +117,7 @@ def make(
     holder = rec.holder
     progress = Progress(rec.position, auto_store=auto_store)
     rebalancer = Rebalancer(
-        consumer="consumer",
+        consumer=lambda: "consumer",
         librdkafka=rec,
         membership=rec,
         progress=progress,

@@ -92,7 +92,7 @@ def rebalancer(clock: Clock, *, cooperative: bool) -> tuple[Rebalancer, GroupMet
     metrics = GroupMetrics(clock=clock)
     fake = Librdkafka()
     holder: dict[str, Rebalancer] = {}
-    r = Rebalancer(consumer="consumer", librdkafka=fake, membership=fake,
+    r = Rebalancer(consumer=lambda: "consumer", librdkafka=fake, membership=fake,
                    progress=Progress(fake.position, auto_store=True), commit=fake.commit,
                    new_waiter=lambda: Serving(holder), cooperative=cooperative,
                    auto_commit=False, step_timeout_s=5.0, metrics=metrics)

@@ -16,7 +16,8 @@ import logging
 import math
 import re
 import time
-from collections.abc import Mapping, Sequence
+import weakref
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import confluent_kafka
@@ -117,8 +118,8 @@ class BridgedConsumer(CallbackRules, Consumer):
             self._membership = MembershipThread(
                 client,
                 max_poll_interval_s=max_poll_s,
-                on_commit_done=self._commit_done,
-                on_tick=self._slow_down,
+                on_commit_done=weakly(self._commit_done),
+                on_tick=weakly(self._slow_down),
                 name=str(options["client_id"]),
                 ticket=self._progress.ticket,
                 fresh=self._progress.fresh,
@@ -128,8 +129,12 @@ class BridgedConsumer(CallbackRules, Consumer):
                 client.close(autocommit=False)
             _Base.close(self)
             raise
+        # the membership threads hold this consumer only weakly: dropped without close(), it
+        # is collected as confluent-kafka's is, and its membership client then leaves
+        self._finalizer = weakref.finalize(self, self._membership.abandon)
+        self._finalizer.atexit = False  # at exit, nothing changes
         self._rebalancer = Rebalancer(
-            consumer=self,
+            consumer=weakref.ref(self),
             librdkafka=raw,
             membership=client,
             progress=self._progress,
@@ -139,7 +144,7 @@ class BridgedConsumer(CallbackRules, Consumer):
             cooperative=protocol == RebalanceProtocol.COOPERATIVE,
             auto_commit=settings.auto_commit,
             step_timeout_s=max_poll_s,
-            on_post=self._slow_down,
+            on_post=weakly(self._slow_down),
             metrics=self._metrics,
         )
         attach(self, self._metrics)  # where metrics_of() and the exporters look
@@ -554,6 +559,7 @@ class BridgedConsumer(CallbackRules, Consumer):
         """Hand partitions back (on_revoke, commit), leave the group, close both clients."""
         self._next_service = 0.0  # every later poll() reports the consumer closed
         self._fast = False
+        self._finalizer.detach()
         deadline = _monotonic() + CLOSE_TIMEOUT_S
         failure: BaseException | None = None
         try:
@@ -576,6 +582,18 @@ class BridgedConsumer(CallbackRules, Consumer):
             raise as_kafka_exception(failure) from failure
         if failure is not None:
             raise failure
+
+
+def weakly(method: Callable[..., None]) -> Callable[..., None]:
+    """``method`` (bound) called through a weak reference: nothing once its object is gone."""
+    ref = weakref.WeakMethod(method)
+
+    def call(*args: Any) -> None:
+        bound = ref()
+        if bound is not None:
+            bound(*args)
+
+    return call
 
 
 def check_message(message: Any, api: str) -> None:

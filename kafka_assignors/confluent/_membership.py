@@ -60,6 +60,8 @@ REJOIN_HOOKS = ("request_rejoin", "reset_generation")
 _warned_no_hook = False
 #: Pause after a failed membership poll().
 ERROR_BACKOFF_S = 0.5
+#: How long the membership client of a consumer dropped without close() may take to leave.
+ABANDONED_CLOSE_MS = 5000
 
 
 class MembershipThread:
@@ -102,6 +104,7 @@ class MembershipThread:
         #: how long a poll waits while a (re)join is under way (PATTERN_POLL_MS for patterns)
         self.join_poll_ms = POLL_MS
         self._error: BaseException | None = None
+        self._abandoned = False
         coordinator = getattr(client, "_coordinator", None)
         self._coordinator = coordinator if wake_on_rejoin(coordinator, self._wake) else None
 
@@ -254,6 +257,21 @@ class MembershipThread:
             if stable and self._settled() and not self._commits:
                 self._wake.wait(STABLE_IDLE_S)
                 self._wake.clear()
+        if self._abandoned:  # the consumer was collected without close(): leave, let go
+            try:
+                self.client.close(autocommit=False, timeout_ms=ABANDONED_CLOSE_MS)
+            except Exception as exc:
+                log.warning("closing the membership client of a dropped consumer: %s", exc)
+
+    def abandon(self) -> None:
+        """The consumer was collected without ``close()`` (any thread, even this one): the
+        thread stops, closing the membership client (the group sees the member leave)."""
+        self._abandoned = True
+        if not self.running:
+            self.client.close(autocommit=False, timeout_ms=ABANDONED_CLOSE_MS)
+            return
+        self._stop.set()
+        self._wake.set()
 
 
     def _leave_stalled(self) -> None:

@@ -33,6 +33,7 @@ import collections
 import logging
 import threading
 import time
+import weakref
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -67,26 +68,28 @@ class OwnCalls:
     """librdkafka's own assignment calls on a subclass that overrides them (the bridge)."""
 
     def __init__(self, consumer: Any, base: Any) -> None:
-        self._c = consumer
+        # weakly: the membership threads reach this object, and must not keep a consumer
+        # dropped without close() alive (confluent-kafka's is collected)
+        self._c = weakref.ref(consumer)
         self._base = base  # confluent_kafka.Consumer
 
     def assign(self, partitions: list[Any]) -> None:
-        self._base.assign(self._c, partitions)
+        self._base.assign(self._c(), partitions)
 
     def unassign(self) -> None:
-        self._base.unassign(self._c)
+        self._base.unassign(self._c())
 
     def incremental_assign(self, partitions: list[Any]) -> None:
-        self._base.incremental_assign(self._c, partitions)
+        self._base.incremental_assign(self._c(), partitions)
 
     def incremental_unassign(self, partitions: list[Any]) -> None:
-        self._base.incremental_unassign(self._c, partitions)
+        self._base.incremental_unassign(self._c(), partitions)
 
     def position(self, partitions: list[Any]) -> list[Any]:
-        return list(self._base.position(self._c, partitions))
+        return list(self._base.position(self._c(), partitions))
 
     def assignment(self) -> list[Any]:
-        return list(self._base.assignment(self._c))
+        return list(self._base.assignment(self._c()))
 
 
 class Membership(Protocol):
@@ -122,7 +125,7 @@ class Rebalancer(AsyncConsumerRebalanceListener):  # type: ignore[misc]
     def __init__(
         self,
         *,
-        consumer: Any,
+        consumer: Callable[[], Any],
         librdkafka: Librdkafka,
         membership: Membership,
         progress: Progress,
@@ -358,10 +361,10 @@ class Rebalancer(AsyncConsumerRebalanceListener):  # type: ignore[misc]
         self._callback_thread = threading.get_ident()
         try:
             if self._metrics is None:
-                callback(self._consumer, partitions)
+                callback(self._consumer(), partitions)
             else:
                 with self._metrics.listener(_LISTENER_KIND[kind]):
-                    callback(self._consumer, partitions)
+                    callback(self._consumer(), partitions)
         except Exception as exc:  # re-raised from poll() once the step is complete
             log.exception("rebalance callback %r raised", callback)
             return exc
