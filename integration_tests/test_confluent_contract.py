@@ -727,7 +727,26 @@ def sc_dropped_without_close(make: Make, topic: str) -> Obs:
     return obs
 
 
+def sc_callback_errors(make: Make, topic: str) -> Obs:
+    """An exception raised by ``on_revoke`` run for ``unsubscribe()``, then for ``close()``:
+    where the application gets it."""
+    def on_revoke(consumer: Any, partitions: list[Any]) -> None:
+        if partitions:
+            raise ValueError("on_revoke failed")
+
+    c = make()
+    c.subscribe([topic], on_revoke=on_revoke)
+    obs: Obs = {"assigned": len(wait_assigned(c))}
+    obs["unsubscribe"] = outcome(c.unsubscribe)
+    obs["polls after"] = sorted({str(outcome(lambda: c.poll(0.2))) for _ in range(10)})
+    c.subscribe([topic], on_revoke=on_revoke)
+    obs["assigned again"] = len(wait_assigned(c))
+    obs["close"] = outcome(c.close)
+    return obs
+
+
 SCENARIOS: dict[str, Callable[[Make, str], Obs]] = {
+    "callback-errors": sc_callback_errors,
     "dropped-without-close": sc_dropped_without_close,
     "assign-in-on-assign": sc_assign_in_on_assign,
     "assign-outside-callbacks": sc_assign_outside_callbacks,

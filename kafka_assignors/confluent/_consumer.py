@@ -81,6 +81,8 @@ class BridgedConsumer(CallbackRules, Consumer):
         self._subscribed = False
         #: the group has joined once: its rebalance protocol is known (as librdkafka's)
         self._joined = False
+        #: a callback's error from inside subscribe()/unsubscribe()/close(), raised later
+        self._deferred: BaseException | None = None
         #: a fatal error (a fenced static member): raised by every later commit
         self._fatal: Any = None
         #: manual assignment (assign() without subscribe()): librdkafka's own, no group
@@ -204,7 +206,12 @@ class BridgedConsumer(CallbackRules, Consumer):
         """Hand every partition back (on_revoke, commit) and leave the group."""
         self._check_usable("unsubscribe")
         if self._subscribed:
-            self._hand_back(_monotonic() + CLOSE_TIMEOUT_S)
+            try:
+                self._hand_back(_monotonic() + CLOSE_TIMEOUT_S)
+            except Exception as exc:  # a callback's: raised by the next poll(), as plain's
+                self._deferred = self._deferred or exc
+            self._next_service = 0.0
+            self._fast = False
             try:
                 self._membership.client.unsubscribe()
             except kp_errors.KafkaError as exc:
@@ -342,6 +349,7 @@ class BridgedConsumer(CallbackRules, Consumer):
             raise state_error("poll()/consume() cannot be called from a rebalance callback")
         self._fast = False  # a poll() from a callback must come back here (and fail)
         self._next_service = now + SERVICE_TICK_S
+        self._raise_deferred()  # as confluent-kafka, which runs those callbacks in poll()
         self._membership.touch(now)
         stalled = self._membership.take_stall()
         if stalled is not None:
@@ -374,11 +382,19 @@ class BridgedConsumer(CallbackRules, Consumer):
         self._fast = False
 
     def _serve_quietly(self) -> None:
-        """Run rebalance steps where their callbacks' errors cannot be raised (logged)."""
+        """Run rebalance steps inside subscribe()/unsubscribe()/close(): the first error of
+        a callback is kept, and raised by close() or else the next poll()/consume()."""
         try:
             self._rebalancer.serve()
         except Exception as exc:
             log.error("rebalance callback failed: %r", exc)
+            if self._deferred is None:
+                self._deferred = exc
+
+    def _raise_deferred(self) -> None:
+        error, self._deferred = self._deferred, None
+        if error is not None:
+            raise error
 
     # --- offsets ------------------------------------------------------------------------------
 
@@ -578,6 +594,8 @@ class BridgedConsumer(CallbackRules, Consumer):
         finally:
             _Base.close(self)
             self._deliver_commit_results()
+        failure = failure or self._deferred  # a callback's, from a step served meanwhile
+        self._deferred = None
         if isinstance(failure, kp_errors.KafkaError):
             raise as_kafka_exception(failure) from failure
         if failure is not None:
