@@ -24,6 +24,7 @@ import functools
 import gc
 import os
 import re
+import struct
 import subprocess
 import threading
 import time
@@ -179,6 +180,17 @@ def summary(value: Any) -> Any:
     return type(value).__name__
 
 
+def member_identity(value: Any) -> Any:
+    """What ``consumer_group_metadata()`` tells a transactional producer: librdkafka's
+    serialized form (``CGMDv2:``, generation, group id, member id, ...) naming a member of
+    a generation; anything else as it is."""
+    if not (isinstance(value, bytes) and value.startswith(b"CGMDv2:")):
+        return value
+    generation = struct.unpack("=i", value[7:11])[0]
+    _group, member = value[11:].split(b"\x00")[:2]
+    return {"form": "CGMDv2", "generation joined": generation > 0, "member id": bool(member)}
+
+
 def poll_until(consumer: Any, want: int, timeout_s: float = 60.0) -> list[Any]:
     """Messages (no error events) until ``want`` arrived or ``timeout_s`` passed."""
     got: list[Any] = []
@@ -220,7 +232,7 @@ def sc_subscribe(make: Make, topic: str) -> Obs:
     obs["on_assign"] = [e for e in events if e[0] == "assign"][:1]
     obs["memberid is a string"] = isinstance(c.memberid(), str)
     obs["assign outside a callback"] = outcome(lambda: c.assign([TopicPartition(topic, 0)]))
-    obs["consumer_group_metadata"] = outcome(c.consumer_group_metadata)
+    obs["consumer_group_metadata"] = member_identity(outcome(c.consumer_group_metadata))
     obs["unsubscribe"] = outcome(c.unsubscribe)
     for _ in range(5):  # librdkafka hands the partitions back in the next poll()
         c.poll(0.2)

@@ -4,12 +4,14 @@ the group member, so it cannot apply them): no broker, no consumer."""
 from __future__ import annotations
 
 import math
+import struct
 
 import pytest
 from confluent_kafka import KafkaError, KafkaException
 
 from kafka_assignors.confluent import translate_config
 from kafka_assignors.confluent._errors import protocol_refusal
+from kafka_assignors.confluent._group_metadata import serialized
 from kafka_assignors.confluent._protocol_choice import given_config
 
 BASE = {"bootstrap.servers": "localhost:9092", "group.id": "g"}
@@ -65,3 +67,15 @@ def test_auto_commit_interval_outside_librdkafkas_range_is_refused(value: int) -
         translate_config({**BASE, "auto.commit.interval.ms": value})
     assert raised.value.args[0].code() == KafkaError._INVALID_ARG
     assert "outside allowed range 0..86400000" in str(raised.value.args[0].str())
+
+
+def test_group_metadata_is_librdkafkas_serialized_form() -> None:
+    """The member's identity in librdkafka's format v2, byte for byte as librdkafka writes
+    it (the first: what confluent-kafka 2.16's consumer_group_metadata() returns for group
+    ``g`` before any join, little-endian; the contract test compares it live)."""
+    assert serialized("g", -1, "", None) == b"CGMDv2:\xff\xff\xff\xffg\x00\x00\x01"
+    static = serialized("orders", 7, "member-1", "static-a")
+    assert static == (b"CGMDv2:" + struct.pack("=i", 7) + b"orders\x00member-1\x00\x00"
+                      b"static-a\x00")
+    with pytest.raises(ValueError, match="printable"):
+        serialized("grp\x01", 1, "m", None)

@@ -40,6 +40,7 @@ from ._errors import (
     protocol_refusal,
     state_error,
 )
+from ._group_metadata import of_member
 from ._membership import PATTERN_POLL_MS, POLL_MS, MembershipThread
 from ._metrics import bridge_metrics
 from ._offsets import Offsets, Progress, confluent_partitions, kafka_offsets, message_offsets
@@ -260,16 +261,14 @@ class BridgedConsumer(CallbackRules, Consumer):
         return self._membership.client.group_metadata()
 
     def consumer_group_metadata(self) -> Any:
-        """librdkafka's, without a subscription (manual assignment: no member either way)."""
+        """As confluent-kafka's, for ``send_offsets_to_transaction()``: while subscribed, the
+        identity of the member (the membership client); without, librdkafka's own."""
         if self._closed:
             raise RuntimeError("Consumer closed")
         if not self._subscribed:
             return _Base.consumer_group_metadata(self)
-        raise KafkaException(KafkaError(
-            KafkaError._NOT_IMPLEMENTED,
-            "consumer_group_metadata() (transactional offset commits) is not supported by "
-            "the bridge: librdkafka is not the group member",
-        ))
+        return of_member(self._membership.client.group_metadata(),
+                         str(self._settings.membership["group_id"]))
 
     def set_sasl_credentials(self, username: str, password: str) -> None:
         raise KafkaException(KafkaError(
