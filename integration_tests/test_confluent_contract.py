@@ -22,6 +22,7 @@ import concurrent.futures
 import contextlib
 import functools
 import gc
+import json
 import os
 import re
 import struct
@@ -757,7 +758,25 @@ def sc_callback_errors(make: Make, topic: str) -> Obs:
     return obs
 
 
+def sc_statistics(make: Make, topic: str) -> Obs:
+    """librdkafka's statistics (``stats_cb``) show the group as its member sees it."""
+    stats: list[str] = []
+    c = make(**{"statistics.interval.ms": 500, "stats_cb": stats.append})
+    c.subscribe([topic])
+    obs: Obs = {"read": len(poll_until(c, 2 * PER_PARTITION))}
+    deadline = time.monotonic() + 2  # a few more intervals, all of them after the join
+    while time.monotonic() < deadline:
+        c.poll(0.1)
+    cgrp = json.loads(stats[-1]).get("cgrp", {}) if stats else {}
+    obs["cgrp state"] = (cgrp.get("state"), cgrp.get("join_state"))
+    obs["cgrp assignment_size"] = cgrp.get("assignment_size")
+    obs["cgrp rebalanced"] = cgrp.get("rebalance_cnt", 0) > 0
+    c.close()
+    return obs
+
+
 SCENARIOS: dict[str, Callable[[Make, str], Obs]] = {
+    "statistics": sc_statistics,
     "callback-errors": sc_callback_errors,
     "dropped-without-close": sc_dropped_without_close,
     "assign-in-on-assign": sc_assign_in_on_assign,

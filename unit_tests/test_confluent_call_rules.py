@@ -3,6 +3,7 @@ the group member, so it cannot apply them): no broker, no consumer."""
 
 from __future__ import annotations
 
+import json
 import math
 import struct
 
@@ -13,6 +14,7 @@ from kafka_assignors.confluent import translate_config
 from kafka_assignors.confluent._errors import protocol_refusal
 from kafka_assignors.confluent._group_metadata import serialized
 from kafka_assignors.confluent._protocol_choice import given_config
+from kafka_assignors.confluent._statistics import member_statistics, with_member
 
 BASE = {"bootstrap.servers": "localhost:9092", "group.id": "g"}
 
@@ -79,3 +81,20 @@ def test_group_metadata_is_librdkafkas_serialized_form() -> None:
                       b"static-a\x00")
     with pytest.raises(ValueError, match="printable"):
         serialized("grp\x01", 1, "m", None)
+
+
+def test_statistics_show_the_members_group_figures() -> None:
+    """stats_cb gets librdkafka's statistics with the member's cgrp figures, the rest
+    unchanged; statistics without a cgrp section pass through as they are."""
+    raw = json.dumps({"name": "c", "cgrp": {"state": "init", "join_state": "init",
+                                            "rebalance_cnt": 0, "assignment_size": 0}})
+    seen: list[str] = []
+    member_statistics(lambda: (3, 2, True), seen.append)(raw)
+    stats = json.loads(seen[0])
+    assert stats["name"] == "c"
+    assert stats["cgrp"] == {"state": "up", "join_state": "steady", "rebalance_cnt": 3,
+                             "assignment_size": 2}
+    plain = json.dumps({"name": "c"})
+    member_statistics(lambda: None, seen.append)(raw)
+    assert with_member(plain, rebalances=1, assigned=1, in_group=True) == plain
+    assert seen[1] == raw

@@ -17,7 +17,7 @@ import math
 import re
 import time
 import weakref
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import confluent_kafka
@@ -40,6 +40,7 @@ from ._errors import (
     protocol_refusal,
     state_error,
 )
+from ._events import check_message, error_event, weakly
 from ._group_metadata import of_member
 from ._membership import PATTERN_POLL_MS, POLL_MS, MembershipThread
 from ._metrics import bridge_metrics
@@ -47,6 +48,7 @@ from ._offsets import Offsets, Progress, confluent_partitions, kafka_offsets, me
 from ._protocol_choice import Consumer, given_config
 from ._rebalance import Callback, OwnCalls, Rebalancer
 from ._runtime import guard_consumed_offsets, membership_metrics
+from ._statistics import member_statistics
 from ._strategies import rebalance_protocol, resolve_strategies
 
 log = logging.getLogger("kafka_assignors.confluent")
@@ -94,7 +96,12 @@ class BridgedConsumer(CallbackRules, Consumer):
         self._fast = False
         self._next_auto_commit = math.inf
         self._commit_results: collections.deque[tuple[Offsets, Any]] = collections.deque()
-        super().__init__(settings.confluent)
+        librdkafka_conf = dict(settings.confluent)
+        stats_cb = librdkafka_conf.get("stats_cb")
+        if callable(stats_cb):  # the group as the member sees it (librdkafka is not it)
+            librdkafka_conf["stats_cb"] = member_statistics(weakly(self._member_figures),
+                                                            stats_cb)
+        super().__init__(librdkafka_conf)
         raw = OwnCalls(self, _Base)
         self._progress = Progress(raw.position, auto_store=settings.auto_offset_store)
         options = membership_options(settings.membership)
@@ -552,6 +559,11 @@ class BridgedConsumer(CallbackRules, Consumer):
                 error = None
             on_commit(error, confluent_partitions(offsets))
 
+    def _member_figures(self) -> tuple[int, int, bool]:
+        """For librdkafka's statistics: rebalances, partitions held, in the group."""
+        return (self._rebalancer.rebalances, len(self._progress.assigned()),
+                self._subscribed and self._membership.in_group())
+
     # --- hooks of CallbackRules ------------------------------------------------------------
 
     def _in_rebalance_callback(self) -> bool:
@@ -599,75 +611,3 @@ class BridgedConsumer(CallbackRules, Consumer):
             raise as_kafka_exception(failure) from failure
         if failure is not None:
             raise failure
-
-
-def weakly(method: Callable[..., None]) -> Callable[..., None]:
-    """``method`` (bound) called through a weak reference: nothing once its object is gone."""
-    ref = weakref.WeakMethod(method)
-
-    def call(*args: Any) -> None:
-        bound = ref()
-        if bound is not None:
-            bound(*args)
-
-    return call
-
-
-def check_message(message: Any, api: str) -> None:
-    """A message whose offset can be committed or stored: as librdkafka, ``_INVALID_ARG``
-    for an error event (it has no offset)."""
-    if message.error() is not None or message.offset() is None or message.offset() < 0:
-        raise KafkaException(KafkaError(
-            KafkaError._INVALID_ARG,
-            f"{api}() of a message without an offset (an error event: {message.error()})",
-        ))
-
-
-def error_event(cause: BaseException | None, error: Any) -> Any:
-    """A ``KafkaError`` as librdkafka reports a consumer-group error: a message whose
-    ``error()`` is set (:class:`ErrorEvent` where this confluent-kafka cannot make one)."""
-    try:
-        return confluent_kafka.Message(error=error)
-    except TypeError:  # confluent-kafka before 2.7 has no Message constructor
-        return ErrorEvent(error)
-
-
-class ErrorEvent:
-    """An error event with ``confluent_kafka.Message``'s accessors, for confluent-kafka
-    releases that cannot construct a ``Message``: ``error()`` is set, the rest is None."""
-
-    def __init__(self, error: Any) -> None:
-        self._error = error
-
-    def error(self) -> Any:
-        return self._error
-
-    def topic(self) -> None:
-        return None
-
-    def partition(self) -> None:
-        return None
-
-    def offset(self) -> None:
-        return None
-
-    def key(self) -> None:
-        return None
-
-    def value(self) -> None:
-        return None
-
-    def headers(self) -> None:
-        return None
-
-    def leader_epoch(self) -> None:
-        return None
-
-    def latency(self) -> None:
-        return None
-
-    def timestamp(self) -> tuple[int, int]:
-        return (confluent_kafka.TIMESTAMP_NOT_AVAILABLE, 0)
-
-    def __len__(self) -> int:
-        return 0

@@ -159,6 +159,8 @@ class Rebalancer(AsyncConsumerRebalanceListener):  # type: ignore[misc]
         self.ignoring = False
         #: set by the first assignment (the group's rebalance protocol is known from then on)
         self.joined = False
+        #: assign, revoke and lost steps run so far (librdkafka's statistics' rebalance_cnt)
+        self.rebalances = 0
         self._steps: collections.deque[Step] = collections.deque()
         self._callback_thread: int | None = None
         self._user_moved = False
@@ -283,6 +285,7 @@ class Rebalancer(AsyncConsumerRebalanceListener):  # type: ignore[misc]
             keys = self._progress.held(keys)  # already released (lost, close): nothing to do
             if not keys:
                 return None
+        self.rebalances += 1
         partitions = [CTopicPartition(t, p) for t, p in keys]
         if kind == ASSIGN:
             self._progress.add(keys)
