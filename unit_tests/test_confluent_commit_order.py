@@ -50,7 +50,7 @@ def membership(client: Any, progress: Progress | None = None) -> MembershipThrea
     extra: dict[str, Any] = {}
     if progress is not None:
         extra = {"ticket": progress.ticket, "fresh": progress.fresh}
-    return MembershipThread(client, max_poll_interval_s=60, on_commit_done=lambda o, e: None,
+    return MembershipThread(client, max_poll_interval_s=60, on_commit_done=lambda o, e, r: None,
                             name="t", **extra)
 
 

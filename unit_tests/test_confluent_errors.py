@@ -13,8 +13,8 @@ from kafka.structs import TopicPartition as KTP
 
 from kafka_assignors.confluent import UnsupportedConfigError, translate_config
 from kafka_assignors.confluent._config import membership_options
-from kafka_assignors.confluent._consumer import check_message, error_event
 from kafka_assignors.confluent._errors import construction_error, max_poll_exceeded
+from kafka_assignors.confluent._events import check_message, error_event
 from kafka_assignors.confluent._offsets import confluent_partitions, kafka_offsets
 from kafka_assignors.confluent._runtime import guard_consumed_offsets
 

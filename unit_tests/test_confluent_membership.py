@@ -101,7 +101,7 @@ def test_a_coordinator_without_the_hooks_is_left_alone_with_one_warning(
 def test_a_rejoin_request_ends_the_stable_pause(monkeypatch: pytest.MonkeyPatch) -> None:
     """The heartbeat thread's request is polled for at once, not STABLE_IDLE_S later."""
     client = FakeClient()
-    thread = MembershipThread(client, max_poll_interval_s=60, on_commit_done=lambda o, e: None,
+    thread = MembershipThread(client, max_poll_interval_s=60, on_commit_done=lambda o, e, r: None,
                               name="t")
     thread.start()
     try:

@@ -30,19 +30,32 @@ class Recorder:
         self.positions: dict[tuple[str, int], int] = {}
         self.fail_commit: Exception | None = None
         self.holder: dict[str, Any] = {}
+        #: what librdkafka fetches (its assignment)
+        self.fetching: set[tuple[str, int]] = set()
 
     # librdkafka
     def assign(self, ps: list[Any]) -> None:
         self.events.append(("assign", _parts(ps)))
+        self.fetching = {(p.topic, p.partition) for p in ps}
 
     def unassign(self) -> None:
         self.events.append(("unassign",))
+        self.fetching = set()
 
     def incremental_assign(self, ps: list[Any]) -> None:
         self.events.append(("incremental_assign", _parts(ps)))
+        keys = {(p.topic, p.partition) for p in ps}
+        assert not keys & self.fetching, "librdkafka: _CONFLICT (already assigned)"
+        self.fetching |= keys
 
     def incremental_unassign(self, ps: list[Any]) -> None:
         self.events.append(("incremental_unassign", _parts(ps)))
+        keys = {(p.topic, p.partition) for p in ps}
+        assert keys <= self.fetching, "librdkafka: _INVALID_ARG (not assigned)"
+        self.fetching -= keys
+
+    def assignment(self) -> list[Any]:
+        return [CTP(t, p) for t, p in sorted(self.fetching)]
 
     def position(self, ps: list[Any]) -> list[Any]:
         return [CTP(p.topic, p.partition, self.positions.get((p.topic, p.partition), -1001))
@@ -104,7 +117,7 @@ def make(
     holder = rec.holder
     progress = Progress(rec.position, auto_store=auto_store)
     rebalancer = Rebalancer(
-        consumer="consumer",
+        consumer=lambda: "consumer",
         librdkafka=rec,
         membership=rec,
         progress=progress,
@@ -376,3 +389,29 @@ def test_offset_conversions() -> None:
             return None
 
     assert message_offsets(Msg()) == {KTP(T, 3): OffsetAndMetadata(10, "", -1)}
+
+
+def test_partitions_the_application_unassigned_are_not_unassigned_again() -> None:
+    """A cooperative revoke hands librdkafka back only what it still fetches (the
+    application may have called incremental_unassign() itself): no _INVALID_ARG."""
+    rec = Recorder()
+    rebalancer, progress = make(rec)
+    acquire(rebalancer, 0, 1)
+    rec.incremental_unassign([CTP(T, 0)])  # the application, outside a callback
+    run(rebalancer.on_partitions_revoked(tps(0, 1)))
+    assert [e for e in rec.events if e[0] == "incremental_unassign"][-1] == (
+        "incremental_unassign", [1])
+    assert progress.assigned() == []
+
+
+def test_partitions_the_application_assigned_are_not_assigned_again() -> None:
+    """A cooperative assign adds only what librdkafka does not fetch yet: no _CONFLICT."""
+    rec = Recorder()
+    rebalancer, progress = make(rec)
+    rec.incremental_assign([CTP(T, 1, 0)])  # the application, outside a callback
+    acquire(rebalancer, 0, 1)
+    assert [e for e in rec.events if e[0] == "incremental_assign"][-1] == (
+        "incremental_assign", [0])
+    assert sorted(rec.fetching) == [(T, 0), (T, 1)]
+    assert progress.assigned() == [(T, 0), (T, 1)]
+    assert rebalancer.joined

@@ -49,10 +49,24 @@ def quality(m: GroupMetrics) -> dict[str, float]:
 class Librdkafka:
     """librdkafka and the membership client, as far as the rebalance steps touch them."""
 
-    def assign(self, ps: list[Any]) -> None: ...
-    def unassign(self) -> None: ...
-    def incremental_assign(self, ps: list[Any]) -> None: ...
-    def incremental_unassign(self, ps: list[Any]) -> None: ...
+    def __init__(self) -> None:
+        self.fetching: set[tuple[str, int]] = set()
+
+    def assign(self, ps: list[Any]) -> None:
+        self.fetching = {(p.topic, p.partition) for p in ps}
+
+    def unassign(self) -> None:
+        self.fetching = set()
+
+    def incremental_assign(self, ps: list[Any]) -> None:
+        self.fetching |= {(p.topic, p.partition) for p in ps}
+
+    def incremental_unassign(self, ps: list[Any]) -> None:
+        self.fetching -= {(p.topic, p.partition) for p in ps}
+
+    def assignment(self) -> list[Any]:
+        return [CTP(t, p) for t, p in sorted(self.fetching)]
+
     def pause(self, *tps: Any) -> None: ...
     def seek(self, tp: Any, offset: int) -> None: ...
     def commit(self, offsets: Any) -> None: ...
@@ -78,7 +92,7 @@ def rebalancer(clock: Clock, *, cooperative: bool) -> tuple[Rebalancer, GroupMet
     metrics = GroupMetrics(clock=clock)
     fake = Librdkafka()
     holder: dict[str, Rebalancer] = {}
-    r = Rebalancer(consumer="consumer", librdkafka=fake, membership=fake,
+    r = Rebalancer(consumer=lambda: "consumer", librdkafka=fake, membership=fake,
                    progress=Progress(fake.position, auto_store=True), commit=fake.commit,
                    new_waiter=lambda: Serving(holder), cooperative=cooperative,
                    auto_commit=False, step_timeout_s=5.0, metrics=metrics)

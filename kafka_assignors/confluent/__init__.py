@@ -37,6 +37,7 @@ from ._config import (
 )
 from ._consumer import BridgedConsumer
 from ._consumer_protocol import ConsumerProtocolConfig, translate_consumer_protocol
+from ._deserializing import DeserializingConsumer
 from ._errors import UnsupportedAssignorError, UnsupportedConfigError
 from ._protocol_choice import Consumer
 from ._remote_assignors import REMOTE_ASSIGNOR, remote_assignor_for
@@ -54,6 +55,7 @@ __all__ = [
     "BrokerAssignedConsumer",
     "Consumer",
     "ConsumerProtocolConfig",
+    "DeserializingConsumer",
     "UnsupportedAssignorError",
     "UnsupportedConfigError",
     "remote_assignor_for",

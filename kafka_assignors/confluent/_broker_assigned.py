@@ -21,7 +21,7 @@ from ._broker_config import broker_assignors
 from ._callback_rules import CallbackRules
 from ._consumer_protocol import ConsumerProtocolConfig, translate_consumer_protocol
 from ._errors import UnsupportedAssignorError, is_unsupported_assignor, state_error
-from ._protocol_choice import Consumer
+from ._protocol_choice import Consumer, given_config
 from ._rebalance import Callback
 from ._remote_assignors import unsupported_assignor_message
 
@@ -40,8 +40,8 @@ class BrokerAssignedConsumer(CallbackRules, Consumer):
     See ``docs/confluent.md``.
     """
 
-    def __init__(self, config: Mapping[str, Any], **kwargs: Any) -> None:
-        settings = translate_consumer_protocol({**config, **kwargs})
+    def __init__(self, config: Mapping[str, Any] | None = None, **kwargs: Any) -> None:
+        settings = translate_consumer_protocol(given_config(config, kwargs))
         self._settings: ConsumerProtocolConfig = settings
         self._closed = False
         self._in_callback = False
@@ -83,10 +83,10 @@ class BrokerAssignedConsumer(CallbackRules, Consumer):
 
     # --- consuming ------------------------------------------------------------------------
 
-    def poll(self, timeout: float | None = None) -> Any:
+    def poll(self, timeout: float = -1) -> Any:
         """One message or event (or None on timeout); raises UnsupportedAssignorError."""
         self._check_polling()
-        msg = _raw_poll(self, -1 if timeout is None else timeout)
+        msg = _raw_poll(self, timeout)
         if msg is not None and msg.error() is not None:
             self._check_error(msg.error())
         return msg
@@ -94,7 +94,7 @@ class BrokerAssignedConsumer(CallbackRules, Consumer):
     def consume(self, num_messages: int = 1, timeout: float = -1) -> list[Any]:
         """Up to ``num_messages`` messages, waiting at most ``timeout`` seconds (-1: forever)."""
         self._check_polling()
-        msgs: list[Any] = _raw_consume(self, num_messages, -1 if timeout is None else timeout)
+        msgs: list[Any] = _raw_consume(self, num_messages, timeout)
         for msg in msgs:
             if msg.error() is not None:
                 self._check_error(msg.error())

@@ -1,9 +1,11 @@
 """What both consumers allow, and when: the rules shared by the bridge and the KIP-848 member.
 
-While subscribed the group decides the assignment, so ``assign()`` and friends work only
-inside a rebalance callback; without a subscription they are manual assignment and go
-straight to librdkafka, as with confluent-kafka.  Group calls (``subscribe()``, ``close()``,
-...) work only outside a callback, and nothing after ``close()``.  Each consumer says how it
+``assign()`` and friends work as confluent-kafka's: inside a rebalance callback or outside
+one ("may also be used outside the context of a rebalance callback"), refused with
+``_STATE`` where librdkafka refuses them (``assign()``/``unassign()`` in a cooperative
+group, the incremental ones in an eager group: each consumer says which); without a
+subscription they are manual assignment.  Group calls (``subscribe()``, ``close()``, ...)
+work only outside a callback, and nothing after ``close()``.  Each consumer says how it
 knows it is in a callback, whether it is subscribed, and how it closes.
 """
 
@@ -59,6 +61,11 @@ class CallbackRules:
     def _manually_assigned(self) -> None:
         """The application assigned partitions itself, without a subscription."""
 
+    def _refused(self, name: str) -> Any:
+        """The ``KafkaException`` librdkafka raises for ``name()`` in this group's rebalance
+        protocol, or None where it is allowed (librdkafka checks it itself: None)."""
+        return None
+
     def _commit(
         self, message: Any, offsets: Sequence[Any] | None, asynchronous: bool
     ) -> list[Any] | None:
@@ -79,6 +86,8 @@ class CallbackRules:
     ) -> None:
         """Join the group for ``topics`` (names, or regexes starting with ``^``)."""
         self._check_usable("subscribe")
+        if not isinstance(topics, list):  # as confluent-kafka: a str is not a list of topics
+            raise TypeError("expected list of topic unicode strings")
         self._subscribe(topics, checked_callbacks(on_assign, on_revoke, on_lost))
 
     # --- offsets --------------------------------------------------------------------------
@@ -88,6 +97,7 @@ class CallbackRules:
         message: Any = None,
         offsets: Sequence[Any] | None = None,
         asynchronous: bool = True,
+        **legacy: Any,
     ) -> list[Any] | None:
         """Commit ``message``'s offset, ``offsets``, or everything consumed.
 
@@ -95,9 +105,14 @@ class CallbackRules:
         ``asynchronous=False`` the returned partitions are committed when this returns.
         """
         self._check_usable(None)
+        if legacy:  # confluent-kafka still takes its old keyword ``async``
+            unknown = set(legacy) - {"async"}
+            if unknown:
+                raise TypeError(f"commit() got an unexpected keyword argument {min(unknown)!r}")
+            asynchronous = bool(legacy["async"])
         return self._commit(message, offsets, asynchronous)
 
-    # --- assignment: inside rebalance callbacks, or manual assignment without subscribe() ---
+    # --- assignment: as confluent-kafka's, in or outside a rebalance callback -----------------
 
     def assign(self, partitions: list[Any]) -> None:
         self._may_move("assign")
@@ -118,15 +133,12 @@ class CallbackRules:
     def _may_move(self, name: str) -> None:
         if self._closed and not self._in_rebalance_callback():
             raise RuntimeError("Consumer closed")
+        refused = self._refused(name)
+        if refused is not None:
+            raise refused
         if self._in_rebalance_callback():
             self._user_moved()
-        elif self._group_subscribed():
-            raise state_error(
-                f"{name}() outside a rebalance callback while subscribed: the group assigns "
-                "this consumer's partitions (call it from on_assign/on_revoke, or "
-                "unsubscribe() first to assign partitions yourself)"
-            )
-        else:
+        elif not self._group_subscribed():
             self._manually_assigned()
 
     # --- lifecycle ------------------------------------------------------------------------

@@ -13,9 +13,12 @@
 from __future__ import annotations
 
 import logging
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
+
+from confluent_kafka import KafkaError, KafkaException
 
 from ._errors import UnsupportedConfigError
 from ._security import SECURITY_KEYS, as_bool, translate_security
@@ -70,6 +73,8 @@ DEFAULT_CLIENT_ID = "kafka-assignors-confluent-bridge"
 DEFAULT_HEARTBEAT_MS = 3000
 #: kafka-python's session.timeout.ms default.
 KAFKA_PYTHON_SESSION_MS = 10000
+#: librdkafka's upper bound of auto.commit.interval.ms (CONFIGURATION.md: 0 .. 86400000)
+MAX_AUTO_COMMIT_INTERVAL_MS = 86_400_000
 
 
 @dataclass(frozen=True)
@@ -132,7 +137,12 @@ def translate_config(config: Mapping[str, Any]) -> BridgeConfig:
     librdkafka["enable.auto.commit"] = False  # librdkafka would commit as a non-member
     # (manual assignment commits through librdkafka: the bridge runs its automatic commit)
 
-    interval_ms = _value("auto.commit.interval.ms", conf.get("auto.commit.interval.ms", 5000))
+    interval_ms = int(_value("auto.commit.interval.ms", conf.get("auto.commit.interval.ms", 5000)))
+    if not 0 <= interval_ms <= MAX_AUTO_COMMIT_INTERVAL_MS:  # librdkafka's range, its error
+        raise KafkaException(KafkaError(
+            KafkaError._INVALID_ARG,
+            f'Configuration property "auto.commit.interval.ms" value {interval_ms} is outside '
+            f"allowed range 0..{MAX_AUTO_COMMIT_INTERVAL_MS}"))
     on_commit = conf.get("on_commit")
     if on_commit is not None and not callable(on_commit):
         raise UnsupportedConfigError("on_commit must be callable(err, partitions)")
@@ -142,7 +152,8 @@ def translate_config(config: Mapping[str, Any]) -> BridgeConfig:
         strategy=conf.get("partition.assignment.strategy", DEFAULT_STRATEGY),
         client_rack=None if rack is None else str(rack),
         auto_commit=as_bool("enable.auto.commit", conf.get("enable.auto.commit", True)),
-        auto_commit_interval_s=max(int(interval_ms), 1) / 1000,
+        # 0: librdkafka's "disable periodic commits" (revoke and close still commit)
+        auto_commit_interval_s=interval_ms / 1000 if interval_ms else math.inf,
         auto_offset_store=as_bool(
             "enable.auto.offset.store", conf.get("enable.auto.offset.store", True)
         ),

@@ -16,6 +16,7 @@ import logging
 import math
 import re
 import time
+import weakref
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -32,13 +33,22 @@ from ..kafka_python.consumer import (  # kafka-python with the runtime (docs/run
 from ..metrics import GroupMetrics, attach
 from ._callback_rules import CallbackRules
 from ._config import BridgeConfig, membership_options, translate_config
-from ._errors import as_kafka_exception, construction_error, max_poll_exceeded, state_error
+from ._errors import (
+    as_kafka_exception,
+    construction_error,
+    max_poll_exceeded,
+    protocol_refusal,
+    state_error,
+)
+from ._events import check_message, error_event, weakly
+from ._group_metadata import of_member
 from ._membership import PATTERN_POLL_MS, POLL_MS, MembershipThread
 from ._metrics import bridge_metrics
 from ._offsets import Offsets, Progress, confluent_partitions, kafka_offsets, message_offsets
-from ._protocol_choice import Consumer
+from ._protocol_choice import Consumer, given_config
 from ._rebalance import Callback, OwnCalls, Rebalancer
 from ._runtime import guard_consumed_offsets, membership_metrics
+from ._statistics import member_statistics
 from ._strategies import rebalance_protocol, resolve_strategies
 
 log = logging.getLogger("kafka_assignors.confluent")
@@ -65,13 +75,17 @@ class BridgedConsumer(CallbackRules, Consumer):
     instances).  See ``docs/confluent.md`` for what differs.
     """
 
-    def __init__(self, config: Mapping[str, Any], **kwargs: Any) -> None:
-        settings = translate_config({**config, **kwargs})
+    def __init__(self, config: Mapping[str, Any] | None = None, **kwargs: Any) -> None:
+        settings = translate_config(given_config(config, kwargs))
         self._settings: BridgeConfig = settings
         self._assignors = resolve_strategies(settings.strategy, client_rack=settings.client_rack)
         protocol = rebalance_protocol(self._assignors)
         self._closed = False
         self._subscribed = False
+        #: the group has joined once: its rebalance protocol is known (as librdkafka's)
+        self._joined = False
+        #: a callback's error from inside subscribe()/unsubscribe()/close(), raised later
+        self._deferred: BaseException | None = None
         #: a fatal error (a fenced static member): raised by every later commit
         self._fatal: Any = None
         #: manual assignment (assign() without subscribe()): librdkafka's own, no group
@@ -82,7 +96,12 @@ class BridgedConsumer(CallbackRules, Consumer):
         self._fast = False
         self._next_auto_commit = math.inf
         self._commit_results: collections.deque[tuple[Offsets, Any]] = collections.deque()
-        super().__init__(settings.confluent)
+        librdkafka_conf = dict(settings.confluent)
+        stats_cb = librdkafka_conf.get("stats_cb")
+        if callable(stats_cb):  # the group as the member sees it (librdkafka is not it)
+            librdkafka_conf["stats_cb"] = member_statistics(weakly(self._member_figures),
+                                                            stats_cb)
+        super().__init__(librdkafka_conf)
         raw = OwnCalls(self, _Base)
         self._progress = Progress(raw.position, auto_store=settings.auto_offset_store)
         options = membership_options(settings.membership)
@@ -109,8 +128,8 @@ class BridgedConsumer(CallbackRules, Consumer):
             self._membership = MembershipThread(
                 client,
                 max_poll_interval_s=max_poll_s,
-                on_commit_done=self._commit_done,
-                on_tick=self._slow_down,
+                on_commit_done=weakly(self._commit_done),
+                on_tick=weakly(self._slow_down),
                 name=str(options["client_id"]),
                 ticket=self._progress.ticket,
                 fresh=self._progress.fresh,
@@ -120,8 +139,12 @@ class BridgedConsumer(CallbackRules, Consumer):
                 client.close(autocommit=False)
             _Base.close(self)
             raise
+        # the membership threads hold this consumer only weakly: dropped without close(), it
+        # is collected as confluent-kafka's is, and its membership client then leaves
+        self._finalizer = weakref.finalize(self, self._membership.abandon)
+        self._finalizer.atexit = False  # at exit, nothing changes
         self._rebalancer = Rebalancer(
-            consumer=self,
+            consumer=weakref.ref(self),
             librdkafka=raw,
             membership=client,
             progress=self._progress,
@@ -131,7 +154,7 @@ class BridgedConsumer(CallbackRules, Consumer):
             cooperative=protocol == RebalanceProtocol.COOPERATIVE,
             auto_commit=settings.auto_commit,
             step_timeout_s=max_poll_s,
-            on_post=self._slow_down,
+            on_post=weakly(self._slow_down),
             metrics=self._metrics,
         )
         attach(self, self._metrics)  # where metrics_of() and the exporters look
@@ -191,7 +214,12 @@ class BridgedConsumer(CallbackRules, Consumer):
         """Hand every partition back (on_revoke, commit) and leave the group."""
         self._check_usable("unsubscribe")
         if self._subscribed:
-            self._hand_back(_monotonic() + CLOSE_TIMEOUT_S)
+            try:
+                self._hand_back(_monotonic() + CLOSE_TIMEOUT_S)
+            except Exception as exc:  # a callback's: raised by the next poll(), as plain's
+                self._deferred = self._deferred or exc
+            self._next_service = 0.0
+            self._fast = False
             try:
                 self._membership.client.unsubscribe()
             except kp_errors.KafkaError as exc:
@@ -240,11 +268,14 @@ class BridgedConsumer(CallbackRules, Consumer):
         return self._membership.client.group_metadata()
 
     def consumer_group_metadata(self) -> Any:
-        raise KafkaException(KafkaError(
-            KafkaError._NOT_IMPLEMENTED,
-            "consumer_group_metadata() (transactional offset commits) is not supported by "
-            "the bridge: librdkafka is not the group member",
-        ))
+        """As confluent-kafka's, for ``send_offsets_to_transaction()``: while subscribed, the
+        identity of the member (the membership client); without, librdkafka's own."""
+        if self._closed:
+            raise RuntimeError("Consumer closed")
+        if not self._subscribed:
+            return _Base.consumer_group_metadata(self)
+        return of_member(self._membership.client.group_metadata(),
+                         str(self._settings.membership["group_id"]))
 
     def set_sasl_credentials(self, username: str, password: str) -> None:
         raise KafkaException(KafkaError(
@@ -254,8 +285,10 @@ class BridgedConsumer(CallbackRules, Consumer):
 
     # --- consuming ------------------------------------------------------------------------------
 
-    def poll(self, timeout: float | None = None) -> Any:
+    def poll(self, timeout: float = -1) -> Any:
         """One message or event (or None on timeout); also runs rebalance steps."""
+        if timeout is None:  # as confluent-kafka (a number; -1: wait forever)
+            raise TypeError("must be real number, not NoneType")
         # fast path while librdkafka has messages ready: no clock, no checks.  _fast is
         # cleared by a posted rebalance step and by the membership thread (every <= 0.5 s)
         if self._fast:
@@ -264,14 +297,14 @@ class BridgedConsumer(CallbackRules, Consumer):
                 return msg
         return self._poll_waiting(timeout)
 
-    def _poll_waiting(self, timeout: float | None) -> Any:
+    def _poll_waiting(self, timeout: float) -> Any:
         now = _monotonic()
         if now >= self._next_service or self._steps:
             event = self._service(now)
             if event is not None:
                 return event
         self._fast = True
-        deadline = math.inf if timeout is None or timeout < 0 else now + timeout
+        deadline = math.inf if timeout < 0 else now + timeout
         while True:
             msg = _raw_poll(self, min(deadline, self._next_service) - now)
             if msg is not None:
@@ -286,12 +319,14 @@ class BridgedConsumer(CallbackRules, Consumer):
 
     def consume(self, num_messages: int = 1, timeout: float = -1) -> list[Any]:
         """Up to ``num_messages`` messages, waiting at most ``timeout`` seconds (-1: forever)."""
+        if timeout is None or num_messages is None:  # as confluent-kafka
+            raise TypeError("must be real number, not NoneType")
         now = _monotonic()
         if now >= self._next_service or self._steps:
             event = self._service(now)
             if event is not None:
                 return [event]
-        deadline = math.inf if timeout is None or timeout < 0 else now + timeout
+        deadline = math.inf if timeout < 0 else now + timeout
         out: list[Any] = []
         while True:
             wait = min(deadline, self._next_service) - now
@@ -320,14 +355,18 @@ class BridgedConsumer(CallbackRules, Consumer):
             raise state_error("poll()/consume() cannot be called from a rebalance callback")
         self._fast = False  # a poll() from a callback must come back here (and fail)
         self._next_service = now + SERVICE_TICK_S
+        self._raise_deferred()  # as confluent-kafka, which runs those callbacks in poll()
         self._membership.touch(now)
+        stalled = self._membership.take_stall()
+        if stalled is not None:
+            # as librdkafka: the error first, once; on_lost (and the rejoin) from the next
+            # poll(), which serves at once, before any message
+            self._next_service = 0.0
+            return error_event(None, max_poll_exceeded(self._max_poll_s, now - stalled))
         if self._steps:
             self._rebalancer.serve()
         if self._progress.assigned() and not self._membership.in_group():
             self._rebalancer.release_lost()  # expelled or left: lost before any more message
-        stalled = self._membership.take_stall()
-        if stalled is not None:  # as librdkafka: once, after on_lost, an error event
-            return error_event(None, max_poll_exceeded(self._max_poll_s, now - stalled))
         self._deliver_commit_results()
         if self._manual:
             self._manual_auto_commit(final=False, now=now)
@@ -349,11 +388,19 @@ class BridgedConsumer(CallbackRules, Consumer):
         self._fast = False
 
     def _serve_quietly(self) -> None:
-        """Run rebalance steps where their callbacks' errors cannot be raised (logged)."""
+        """Run rebalance steps inside subscribe()/unsubscribe()/close(): the first error of
+        a callback is kept, and raised by close() or else the next poll()/consume()."""
         try:
             self._rebalancer.serve()
         except Exception as exc:
             log.error("rebalance callback failed: %r", exc)
+            if self._deferred is None:
+                self._deferred = exc
+
+    def _raise_deferred(self) -> None:
+        error, self._deferred = self._deferred, None
+        if error is not None:
+            raise error
 
     # --- offsets ------------------------------------------------------------------------------
 
@@ -373,8 +420,8 @@ class BridgedConsumer(CallbackRules, Consumer):
             to_commit = message_offsets(message)
         elif offsets is not None:
             to_commit = kafka_offsets(offsets)
-        else:
-            to_commit = self._progress.consumed()
+        else:  # as librdkafka: only what moved since the last commit
+            to_commit = self._progress.uncommitted(self._progress.consumed())
         if not to_commit:
             nothing = KafkaError(KafkaError._NO_OFFSET, "no offsets to commit")
             if not asynchronous:
@@ -386,7 +433,7 @@ class BridgedConsumer(CallbackRules, Consumer):
             self._membership.commit_async(to_commit)
             return None
         try:
-            self._membership.commit(to_commit)
+            self._membership.commit(to_commit, report=False)
         except kp_errors.KafkaError as exc:
             error = as_kafka_exception(exc)
             if isinstance(exc, kp_errors.FencedInstanceIdError):
@@ -428,18 +475,30 @@ class BridgedConsumer(CallbackRules, Consumer):
             for tp in offsets or ():
                 self._manual_stored[(tp.topic, tp.partition)] = tp.offset
             return
+        if message is not None and offsets is not None:  # confluent-kafka's checks, in order
+            raise ValueError("message and offsets are mutually exclusive")
+        if message is None and offsets is None:
+            raise ValueError("expected either message or offsets")
+        if message is not None:
+            check_message(message, "store_offsets")
         if self._progress.auto_store:
             raise KafkaException(KafkaError(
                 KafkaError._INVALID_ARG,
-                "store_offsets() requires enable.auto.offset.store=false",
+                "StoreOffsets failed: store_offsets() requires enable.auto.offset.store=false",
             ))
-        if (message is None) == (offsets is None):
-            raise ValueError("store_offsets() takes message or offsets")
-        if message is not None:
-            check_message(message, "store_offsets")
-        self._progress.store(
-            message_offsets(message) if message is not None else kafka_offsets(offsets or ())
-        )
+        wanted = message_offsets(message) if message is not None else kafka_offsets(offsets or ())
+        # as librdkafka: only partitions assigned now are stored (a stored offset of another
+        # would be committed once it is assigned, perhaps much later); an error only when
+        # none was
+        held = set(self._progress.held([(tp.topic, tp.partition) for tp in wanted]))
+        mine = {tp: om for tp, om in wanted.items() if (tp.topic, tp.partition) in held}
+        if wanted and not mine:
+            raise KafkaException(KafkaError(
+                KafkaError._STATE,
+                f"StoreOffsets failed: {KafkaError(KafkaError._STATE).str()} (not assigned to "
+                f"this consumer: {', '.join(f'{tp.topic}-{tp.partition}' for tp in wanted)})",
+            ))
+        self._progress.store(mine)
 
     # --- manual assignment --------------------------------------------------------------
 
@@ -478,13 +537,14 @@ class BridgedConsumer(CallbackRules, Consumer):
         except KafkaException as exc:
             log.warning("automatic commit of the manual assignment failed: %s", exc)
 
-    def _commit_done(self, offsets: Offsets, result: Any) -> None:
-        """Every commit ends here (any thread): bookkeeping, then on_commit from poll()."""
+    def _commit_done(self, offsets: Offsets, result: Any, report: bool) -> None:
+        """Every commit ends here (any thread): bookkeeping, then on_commit from poll()
+        (``report``: not for the application's synchronous commits, as librdkafka)."""
         if not isinstance(result, BaseException):
             self._progress.mark_committed(offsets)
         elif not isinstance(result, kp_errors.RebalanceInProgressError):
             log.warning("offset commit failed: %s", result)
-        if self._settings.on_commit is not None:
+        if report and self._settings.on_commit is not None:
             self._commit_results.append((offsets, result))
 
     def _deliver_commit_results(self) -> None:
@@ -499,10 +559,23 @@ class BridgedConsumer(CallbackRules, Consumer):
                 error = None
             on_commit(error, confluent_partitions(offsets))
 
+    def _member_figures(self) -> tuple[int, int, bool]:
+        """For librdkafka's statistics: rebalances, partitions held, in the group."""
+        return (self._rebalancer.rebalances, len(self._progress.assigned()),
+                self._subscribed and self._membership.in_group())
+
     # --- hooks of CallbackRules ------------------------------------------------------------
 
     def _in_rebalance_callback(self) -> bool:
         return self._rebalancer.in_callback()
+
+    def _refused(self, name: str) -> Any:
+        """As librdkafka: once the group has told this member its rebalance protocol (the
+        first join), calls of the other protocol are refused, in or outside a callback and
+        even after unsubscribe() (librdkafka keeps the group's assignor)."""
+        if not self._joined:
+            self._joined = self._rebalancer.joined or self._membership.in_group()
+        return protocol_refusal(name, self._rebalancer.cooperative) if self._joined else None
 
     def _user_moved(self) -> None:
         self._rebalancer.user_moved()
@@ -513,6 +586,7 @@ class BridgedConsumer(CallbackRules, Consumer):
         """Hand partitions back (on_revoke, commit), leave the group, close both clients."""
         self._next_service = 0.0  # every later poll() reports the consumer closed
         self._fast = False
+        self._finalizer.detach()
         deadline = _monotonic() + CLOSE_TIMEOUT_S
         failure: BaseException | None = None
         try:
@@ -531,67 +605,9 @@ class BridgedConsumer(CallbackRules, Consumer):
         finally:
             _Base.close(self)
             self._deliver_commit_results()
+        failure = failure or self._deferred  # a callback's, from a step served meanwhile
+        self._deferred = None
         if isinstance(failure, kp_errors.KafkaError):
             raise as_kafka_exception(failure) from failure
         if failure is not None:
             raise failure
-
-
-def check_message(message: Any, api: str) -> None:
-    """A message whose offset can be committed or stored: as librdkafka, ``_INVALID_ARG``
-    for an error event (it has no offset)."""
-    if message.error() is not None or message.offset() is None or message.offset() < 0:
-        raise KafkaException(KafkaError(
-            KafkaError._INVALID_ARG,
-            f"{api}() of a message without an offset (an error event: {message.error()})",
-        ))
-
-
-def error_event(cause: BaseException | None, error: Any) -> Any:
-    """A ``KafkaError`` as librdkafka reports a consumer-group error: a message whose
-    ``error()`` is set (:class:`ErrorEvent` where this confluent-kafka cannot make one)."""
-    try:
-        return confluent_kafka.Message(error=error)
-    except TypeError:  # confluent-kafka before 2.7 has no Message constructor
-        return ErrorEvent(error)
-
-
-class ErrorEvent:
-    """An error event with ``confluent_kafka.Message``'s accessors, for confluent-kafka
-    releases that cannot construct a ``Message``: ``error()`` is set, the rest is None."""
-
-    def __init__(self, error: Any) -> None:
-        self._error = error
-
-    def error(self) -> Any:
-        return self._error
-
-    def topic(self) -> None:
-        return None
-
-    def partition(self) -> None:
-        return None
-
-    def offset(self) -> None:
-        return None
-
-    def key(self) -> None:
-        return None
-
-    def value(self) -> None:
-        return None
-
-    def headers(self) -> None:
-        return None
-
-    def leader_epoch(self) -> None:
-        return None
-
-    def latency(self) -> None:
-        return None
-
-    def timestamp(self) -> tuple[int, int]:
-        return (confluent_kafka.TIMESTAMP_NOT_AVAILABLE, 0)
-
-    def __len__(self) -> int:
-        return 0

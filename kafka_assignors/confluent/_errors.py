@@ -78,6 +78,29 @@ def state_error(message: str) -> Any:
     return KafkaException(KafkaError(KafkaError._STATE, message))
 
 
+#: what confluent-kafka's Consumer.c says when librdkafka refuses an assignment call
+_FAILED = {"assign": "Failed to set assignment: ", "unassign": "Failed to remove assignment: "}
+
+
+def protocol_refusal(name: str, cooperative: bool) -> Any:
+    """librdkafka's ``_STATE`` refusal of ``name()`` in a group whose rebalance protocol is
+    known (``rdkafka_cgrp.c``, the assign op), or None where that protocol allows it.
+
+    ``assign()``/``unassign()`` report only the code (``Failed to set assignment: Local:
+    Erroneous state``): the reason librdkafka logs is appended here."""
+    incremental = name.startswith("incremental_")
+    if incremental != cooperative:
+        reason = ("Changes to the current assignment must be made using incremental_assign() "
+                  "or incremental_unassign() when rebalance protocol type is COOPERATIVE"
+                  if cooperative else
+                  "Changes to the current assignment must be made using assign() when "
+                  "rebalance protocol type is EAGER")
+        text = reason if incremental else (
+            f"{_FAILED[name]}{KafkaError(KafkaError._STATE).str()} ({reason})")
+        return KafkaException(KafkaError(KafkaError._STATE, text))
+    return None
+
+
 class UnsupportedAssignorError(KafkaException):
     """The broker does not have the ``group.remote.assignor`` a consumer-protocol member asked
     for (Kafka's UNSUPPORTED_ASSIGNOR); the message names the assignors the broker has.

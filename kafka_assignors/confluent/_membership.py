@@ -60,6 +60,8 @@ REJOIN_HOOKS = ("request_rejoin", "reset_generation")
 _warned_no_hook = False
 #: Pause after a failed membership poll().
 ERROR_BACKOFF_S = 0.5
+#: How long the membership client of a consumer dropped without close() may take to leave.
+ABANDONED_CLOSE_MS = 5000
 
 
 class MembershipThread:
@@ -70,7 +72,7 @@ class MembershipThread:
         client: Any,
         *,
         max_poll_interval_s: float,
-        on_commit_done: Callable[[Offsets, Any], None],
+        on_commit_done: Callable[[Offsets, Any, bool], None],
         name: str,
         on_tick: Callable[[], None] = lambda: None,
         ticket: Callable[[], int] = lambda: 0,
@@ -102,6 +104,7 @@ class MembershipThread:
         #: how long a poll waits while a (re)join is under way (PATTERN_POLL_MS for patterns)
         self.join_poll_ms = POLL_MS
         self._error: BaseException | None = None
+        self._abandoned = False
         coordinator = getattr(client, "_coordinator", None)
         self._coordinator = coordinator if wake_on_rejoin(coordinator, self._wake) else None
 
@@ -169,14 +172,16 @@ class MembershipThread:
 
     # --- commits -----------------------------------------------------------------------------
 
-    def commit(self, offsets: Offsets) -> None:
+    def commit(self, offsets: Offsets, *, report: bool = True) -> None:
         """Synchronous commit with the member's generation, after the queued ones.
 
         Raises kafka-python errors (of this commit; the queued ones' go to ``on_commit_done``).
+        ``report=False``: ``on_commit_done`` is told not to pass it on to ``on_commit`` (the
+        application's own synchronous commit, which confluent-kafka does not report there).
         """
         with self._commit_lock:
             self._drain_locked()
-            self._send(offsets)
+            self._send(offsets, report)
 
     def commit_async(self, offsets: Offsets) -> None:
         """Queue a commit for the membership thread; its result goes to ``on_commit_done``."""
@@ -206,13 +211,13 @@ class MembershipThread:
         except kp_errors.KafkaError as exc:
             log.debug("asynchronous commit failed: %s", exc)
 
-    def _send(self, offsets: Offsets) -> None:
+    def _send(self, offsets: Offsets, report: bool = True) -> None:
         try:
             self.client.commit(dict(offsets))
         except kp_errors.KafkaError as exc:
-            self._on_commit_done(offsets, exc)
+            self._on_commit_done(offsets, exc, report)
             raise
-        self._on_commit_done(offsets, None)
+        self._on_commit_done(offsets, None, report)
 
     def take_stall(self) -> float | None:
         """When max.poll.interval.ms ran out (monotonic), once, if the member left for it."""
@@ -252,6 +257,21 @@ class MembershipThread:
             if stable and self._settled() and not self._commits:
                 self._wake.wait(STABLE_IDLE_S)
                 self._wake.clear()
+        if self._abandoned:  # the consumer was collected without close(): leave, let go
+            try:
+                self.client.close(autocommit=False, timeout_ms=ABANDONED_CLOSE_MS)
+            except Exception as exc:
+                log.warning("closing the membership client of a dropped consumer: %s", exc)
+
+    def abandon(self) -> None:
+        """The consumer was collected without ``close()`` (any thread, even this one): the
+        thread stops, closing the membership client (the group sees the member leave)."""
+        self._abandoned = True
+        if not self.running:
+            self.client.close(autocommit=False, timeout_ms=ABANDONED_CLOSE_MS)
+            return
+        self._stop.set()
+        self._wake.set()
 
 
     def _leave_stalled(self) -> None:

@@ -18,12 +18,22 @@ from ._config import group_protocol
 _Base: Any = confluent_kafka.Consumer
 
 
+def given_config(config: Mapping[str, Any] | None, kwargs: Mapping[str, Any]) -> dict[str, Any]:
+    """The configuration as confluent-kafka takes it: a dict, keywords, or both (keywords
+    win); neither is confluent-kafka's ``TypeError``."""
+    if config is None and not kwargs:
+        raise TypeError("expected configuration dict")
+    if config is not None and not isinstance(config, Mapping):
+        raise TypeError("expected configuration dict")
+    return {**(config or {}), **kwargs}
+
+
 class Consumer(_Base):  # type: ignore[misc]
     """A confluent-kafka ``Consumer`` on our assignors, in either group protocol."""
 
     def __new__(cls, config: Mapping[str, Any] | None = None, **kwargs: Any) -> Any:
         if cls is Consumer:  # choose the implementation; a subclass named itself
-            if group_protocol({**(config or {}), **kwargs}) == "consumer":
+            if group_protocol(given_config(config, kwargs)) == "consumer":
                 from ._broker_assigned import BrokerAssignedConsumer
 
                 cls = BrokerAssignedConsumer

@@ -33,6 +33,7 @@ import collections
 import logging
 import threading
 import time
+import weakref
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -60,29 +61,35 @@ class Librdkafka(Protocol):
     def unassign(self) -> None: ...
     def incremental_assign(self, partitions: list[Any]) -> None: ...
     def incremental_unassign(self, partitions: list[Any]) -> None: ...
+    def assignment(self) -> list[Any]: ...
 
 
 class OwnCalls:
     """librdkafka's own assignment calls on a subclass that overrides them (the bridge)."""
 
     def __init__(self, consumer: Any, base: Any) -> None:
-        self._c = consumer
+        # weakly: the membership threads reach this object, and must not keep a consumer
+        # dropped without close() alive (confluent-kafka's is collected)
+        self._c = weakref.ref(consumer)
         self._base = base  # confluent_kafka.Consumer
 
     def assign(self, partitions: list[Any]) -> None:
-        self._base.assign(self._c, partitions)
+        self._base.assign(self._c(), partitions)
 
     def unassign(self) -> None:
-        self._base.unassign(self._c)
+        self._base.unassign(self._c())
 
     def incremental_assign(self, partitions: list[Any]) -> None:
-        self._base.incremental_assign(self._c, partitions)
+        self._base.incremental_assign(self._c(), partitions)
 
     def incremental_unassign(self, partitions: list[Any]) -> None:
-        self._base.incremental_unassign(self._c, partitions)
+        self._base.incremental_unassign(self._c(), partitions)
 
     def position(self, partitions: list[Any]) -> list[Any]:
-        return list(self._base.position(self._c, partitions))
+        return list(self._base.position(self._c(), partitions))
+
+    def assignment(self) -> list[Any]:
+        return list(self._base.assignment(self._c()))
 
 
 class Membership(Protocol):
@@ -118,7 +125,7 @@ class Rebalancer(AsyncConsumerRebalanceListener):  # type: ignore[misc]
     def __init__(
         self,
         *,
-        consumer: Any,
+        consumer: Callable[[], Any],
         librdkafka: Librdkafka,
         membership: Membership,
         progress: Progress,
@@ -150,6 +157,10 @@ class Rebalancer(AsyncConsumerRebalanceListener):  # type: ignore[misc]
         self.on_lost: Callback | None = None
         #: when set, listener calls are ignored (close() has already handed everything back)
         self.ignoring = False
+        #: set by the first assignment (the group's rebalance protocol is known from then on)
+        self.joined = False
+        #: assign, revoke and lost steps run so far (librdkafka's statistics' rebalance_cnt)
+        self.rebalances = 0
         self._steps: collections.deque[Step] = collections.deque()
         self._callback_thread: int | None = None
         self._user_moved = False
@@ -157,6 +168,7 @@ class Rebalancer(AsyncConsumerRebalanceListener):  # type: ignore[misc]
     # --- IO thread: kafka-python's listener interface ------------------------------------
 
     async def on_partitions_assigned(self, assigned: Iterable[Any]) -> None:
+        self.joined = True
         for tp in sorted(assigned):
             # the membership client never fetches (librdkafka does): no position lookup either
             self._membership.pause(tp)
@@ -273,13 +285,18 @@ class Rebalancer(AsyncConsumerRebalanceListener):  # type: ignore[misc]
             keys = self._progress.held(keys)  # already released (lost, close): nothing to do
             if not keys:
                 return None
+        self.rebalances += 1
         partitions = [CTopicPartition(t, p) for t, p in keys]
         if kind == ASSIGN:
             self._progress.add(keys)
             error = self._callback(ASSIGN, self.on_assign, partitions)
             if not self._user_moved:
                 if self.cooperative:
-                    self._raw.incremental_assign(partitions)
+                    # the application may have assigned some itself (outside a callback)
+                    fetched = self._fetched()
+                    new = [tp for tp in partitions if (tp.topic, tp.partition) not in fetched]
+                    if new:
+                        self._raw.incremental_assign(new)
                 else:
                     self._raw.assign(partitions)
             self._record_kept(keys)
@@ -292,7 +309,12 @@ class Rebalancer(AsyncConsumerRebalanceListener):  # type: ignore[misc]
         error = self._callback(kind, callback, partitions)
         if not self._user_moved:
             if self.cooperative:
-                self._raw.incremental_unassign(partitions)
+                # the application may have unassigned some itself (librdkafka refuses to
+                # unassign a partition it does not have: _INVALID_ARG)
+                fetched = self._fetched()
+                gone = [tp for tp in partitions if (tp.topic, tp.partition) in fetched]
+                if gone:
+                    self._raw.incremental_unassign(gone)
             else:
                 self._raw.unassign()
         if kind == REVOKE and not self.cooperative and self._metrics is not None:
@@ -323,6 +345,10 @@ class Rebalancer(AsyncConsumerRebalanceListener):  # type: ignore[misc]
             log.info("released %s", _show(keys))
         return error
 
+    def _fetched(self) -> set[Key]:
+        """The partitions librdkafka fetches now."""
+        return {(tp.topic, tp.partition) for tp in self._raw.assignment()}
+
     def _record_kept(self, keys: list[Key]) -> None:
         """Eager: the longest time a partition assigned again was out of librdkafka's hands."""
         released, self._released = self._released, {}
@@ -338,10 +364,10 @@ class Rebalancer(AsyncConsumerRebalanceListener):  # type: ignore[misc]
         self._callback_thread = threading.get_ident()
         try:
             if self._metrics is None:
-                callback(self._consumer, partitions)
+                callback(self._consumer(), partitions)
             else:
                 with self._metrics.listener(_LISTENER_KIND[kind]):
-                    callback(self._consumer, partitions)
+                    callback(self._consumer(), partitions)
         except Exception as exc:  # re-raised from poll() once the step is complete
             log.exception("rebalance callback %r raised", callback)
             return exc
