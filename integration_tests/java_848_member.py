@@ -41,13 +41,14 @@ class JavaMembers:
     """Java consumers (``group.protocol=consumer``) in ``group_id`` on one topic, one JVM."""
 
     def __init__(self, bootstrap: str, group_id: str, topic: str, assignor: str,
-                 log_dir: Path) -> None:
+                 log_dir: Path, revoke_delay_ms: int = 1) -> None:
         log = open(log_dir / "jvm.log", "w", encoding="utf-8")  # noqa: SIM115  (kept open)
-        # revokeDelayMs 1: the member reports "released" when its revocation callback returns
+        # a revocation callback sleeps revoke_delay_ms (at least 1: the member then reports
+        # "released" when the callback returns)
         self._proc = subprocess.Popen(
             ["java", "-Xss512k", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
              "-cp", _classpath(), "RebalanceMember", bootstrap, group_id, topic,
-             f"consumer:{assignor}", "1", "6000", "1000"],
+             f"consumer:{assignor}", str(max(1, revoke_delay_ms)), "6000", "1000"],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, text=True,
             encoding="utf-8")
         self._log = log
@@ -124,6 +125,11 @@ class JavaMembers:
     def read(self) -> dict[str, dict[tuple[str, int, int], int]]:
         with self._lock:
             return {name: dict(r) for name, r in self.records.items()}
+
+    def calls_of(self, name: str) -> list[tuple[str, frozenset[TP]]]:
+        """The member's listener calls, in order: (kind, partitions)."""
+        with self._lock:
+            return list(self.calls.get(name, []))
 
     def held_at(self) -> list[tuple[float, str, frozenset[TP]]]:
         with self._lock:

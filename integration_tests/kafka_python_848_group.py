@@ -75,13 +75,16 @@ class KafkaPythonGroup:
         self.reads.setdefault(name, Reads())
         return consumer
 
-    def join_java(self, name: str, topic: str, assignor: str, log_dir: Path) -> None:
+    def join_java(self, name: str, topic: str, assignor: str, log_dir: Path,
+                  revoke_delay_ms: int = 1) -> None:
         """A Java consumer (``group.protocol=consumer``, ``group.remote.assignor``) in the
-        same group, in the group's JVM (started with the first)."""
+        same group, in the group's JVM (started with the first, which sets the assignor
+        and how long a revocation callback takes for every Java member)."""
         from .java_848_member import JavaMembers
 
         if self.java is None:
-            self.java = JavaMembers(self.bootstrap, self.group_id, topic, assignor, log_dir)
+            self.java = JavaMembers(self.bootstrap, self.group_id, topic, assignor, log_dir,
+                                    revoke_delay_ms)
         self.java.add(name)
 
     def close(self, name: str) -> None:
