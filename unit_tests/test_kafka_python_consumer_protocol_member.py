@@ -41,6 +41,9 @@ class Names:
     def set_topics(self, topics: Any) -> None:
         pass
 
+    def remove_listener(self, listener: Any) -> None:
+        pass
+
 
 class Recorder(ConsumerRebalanceListener):  # type: ignore[misc]
     def __init__(self, calls: list[tuple[str, Any]]) -> None:
@@ -193,6 +196,20 @@ def test_unsubscribe_commits_then_revokes_everything_held_then_leaves(
     assert calls[since:] == [("commit", held), ("revoked", held)]
     assert consumer.assignment() == set()
     assert state(consumer) is MemberState.UNSUBSCRIBED
+
+
+def test_close_commits_then_revokes_everything_held(consumer: Any, calls: list[Any]) -> None:
+    coordinator = consumer._coordinator
+    coordinator.commit_offsets_sync = lambda offsets, *a, **k: calls.append(
+        ("commit", sorted(offsets)))
+    answer(consumer, response(2, {ORDERS: [0]}))
+    coordinator._reconcile_if_needed()
+    answer(consumer, response(2))
+    consumer.seek(TopicPartition("orders", 0), 5)
+    since = len(calls)
+    coordinator.coordinator_unknown = lambda: True  # the leave heartbeat is not sent
+    consumer.close()
+    assert calls[since:] == [("commit", tps(("orders", 0))), ("revoked", tps(("orders", 0)))]
 
 
 def test_unsubscribe_of_a_fenced_member_reports_its_partitions_lost(
