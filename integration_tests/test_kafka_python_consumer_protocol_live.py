@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -224,15 +225,17 @@ def test_explain_shows_a_group_of_kafka_python_members_on_the_broker_plugin(
 
 
 @pytest.mark.parametrize("assignor", ["balanced-sticky", "uniform"])
-def test_a_mixed_group_of_kafka_python_confluent_and_classic_members(
+def test_a_mixed_group_of_kafka_python_java_confluent_and_classic_members(
     kafka_broker: BrokerHandle, make_topic: Callable[..., str], group: KafkaPythonGroup,
-    assignor: str,
+    assignor: str, tmp_path: Path,
 ) -> None:
-    """One group: a kafka-python member on the consumer protocol, a confluent-kafka member
-    with group.protocol=consumer and a classic kafka-python member (the broker's mixed
-    group), joining and leaving one by one under traffic: every stable assignment is
-    complete, no partition is held twice, the group stays a consumer-protocol group on the
-    assignor asked for, and every acknowledged record is read."""
+    """One group: a kafka-python member on the consumer protocol, a classic kafka-python
+    member (the broker's mixed group), a confluent-kafka member with group.protocol=consumer
+    and Kafka's Java consumer with group.protocol=consumer, joining and leaving one by one
+    under traffic: every stable assignment is complete, no partition is held twice (within
+    the Python process by snapshots, against the Java member by the moments it provably held
+    its partitions), the group stays a consumer-protocol group on the assignor asked for,
+    and every acknowledged record is read."""
     from confluent_kafka.admin import AdminClient
 
     from kafka_assignors import CooperativeBalancedStickyAssignor
@@ -251,10 +254,16 @@ def test_a_mixed_group_of_kafka_python_confluent_and_classic_members(
         group.stable(PARTITIONS)
         group.join_confluent("cf-848", [topic], **{"group.remote.assignor": assignor})
         group.stable(PARTITIONS)
+        group.join_java("java-848", topic, assignor, tmp_path)
+        together = group.stable(PARTITIONS)
+        assert set(together) == {"kp-848", "kp-classic", "cf-848", "java-848"}
+        assert all(together.values()), f"a member with nothing among four: {together}"
         view = describe(admin, group.group_id)
         assert not isinstance(view, str)
         assert (view.group_type, view.assignor) == ("CONSUMER", assignor)
         group.close("kp-classic")
+        group.stable(PARTITIONS)
+        group.close("java-848")
         group.stable(PARTITIONS)
         group.close("cf-848")
         assert group.stable(PARTITIONS)["kp-848"] == {(topic, p) for p in range(PARTITIONS)}
@@ -263,6 +272,10 @@ def test_a_mixed_group_of_kafka_python_confluent_and_classic_members(
     acked = {(topic, p, o) for p, o in producer.acked}
     group.drain(lambda: acked)
     assert not group.double_owned, f"held by two members at once: {group.double_owned[:5]}"
+    crossed = group.double_owned_with_java()
+    assert not crossed, f"held by the Java member and another at once: {crossed[:5]}"
+    assert group.java is not None and group.java.read().get("java-848"), "Java read nothing"
+    assert not group.java.errors, group.java.errors
     assert acked <= group.all_read(), f"{len(acked - group.all_read())} records never read"
 
 

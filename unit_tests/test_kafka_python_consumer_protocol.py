@@ -97,10 +97,34 @@ def test_an_epoch_bump_without_a_change_is_stable_without_reconciling() -> None:
     assert state(member) is S.STABLE and member.current_epoch == 5
 
 
-def test_an_empty_first_assignment_is_stable_at_once() -> None:
+def test_an_empty_first_assignment_is_reconciled_then_stable() -> None:
+    """Java reconciles a joined member's first target even when it is empty (its assignment
+    was NONE), so onPartitionsAssigned runs once with nothing; later empty targets do not."""
     member = Membership("m1")
     joined(member, frozenset())
+    assert state(member) is S.RECONCILING and member.first_reconciliation
+    member.reconciled(frozenset(), 1)
+    member.on_response(None, 1, None, member.heartbeat())
+    assert state(member) is S.STABLE and not member.first_reconciliation
+    member.on_response(None, 2, frozenset(), member.heartbeat())
     assert state(member) is S.STABLE
+
+
+def test_a_join_answered_without_an_assignment_waits_for_one() -> None:
+    member = Membership("m1")
+    joined(member, None)  # type: ignore[arg-type]  # the broker sent no assignment yet
+    assert state(member) is S.STABLE and member.first_reconciliation
+    member.on_response(None, 2, frozenset(), member.heartbeat())
+    assert state(member) is S.RECONCILING
+
+
+def test_a_rejoined_member_reconciles_its_first_target_again_even_if_empty() -> None:
+    member = Membership("m1")
+    stable(member, ids((T1, 0)), epoch=4)
+    member.fenced()
+    member.lost()
+    member.on_response(None, 6, frozenset(), member.heartbeat())
+    assert state(member) is S.RECONCILING
 
 
 def test_a_fenced_member_loses_its_partitions_and_rejoins_at_epoch_0_with_its_id() -> None:

@@ -41,6 +41,9 @@ class Names:
     def set_topics(self, topics: Any) -> None:
         pass
 
+    def remove_listener(self, listener: Any) -> None:
+        pass
+
 
 class Recorder(ConsumerRebalanceListener):  # type: ignore[misc]
     def __init__(self, calls: list[tuple[str, Any]]) -> None:
@@ -146,6 +149,99 @@ def test_only_what_moves_is_revoked_after_its_offsets_are_committed(consumer: An
     assert commits[0][TopicPartition("orders", 0)].offset == 40
     kept = consumer._subscription.assignment[TopicPartition("orders", 1)]
     assert kept.position.offset == 7  # kept: its fetch state was never reset
+
+
+def test_every_reconciliation_ends_with_on_partitions_assigned_as_in_java(
+        consumer: Any, calls: list[Any]) -> None:
+    """Java calls onPartitionsAssigned after each reconciliation, with the partitions added
+    (maybe none): after a revocation only, and for an empty first target; never for an
+    epoch bump that moves nothing (nothing is reconciled)."""
+    coordinator = consumer._coordinator
+    coordinator.commit_offsets_sync = lambda *args, **kwargs: None
+    answer(consumer, response(2, {}))
+    coordinator._reconcile_if_needed()
+    assert calls == [("assigned", [])]
+    answer(consumer, response(2))
+    answer(consumer, response(3, {ORDERS: [0, 1]}))
+    coordinator._reconcile_if_needed()
+    answer(consumer, response(3))
+    answer(consumer, response(4, {ORDERS: [1]}))
+    coordinator._reconcile_if_needed()
+    answer(consumer, response(4))
+    answer(consumer, response(5, {ORDERS: [1]}))  # an epoch bump: nothing to reconcile
+    coordinator._reconcile_if_needed()
+    assert calls == [("assigned", []), ("assigned", tps(("orders", 0), ("orders", 1))),
+                     ("revoked", tps(("orders", 0))), ("assigned", [])]
+    assert state(consumer) is MemberState.STABLE
+
+
+def test_unsubscribe_commits_then_revokes_everything_held_then_leaves(
+        consumer: Any, calls: list[Any]) -> None:
+    """As the Java consumer leaves on unsubscribe(): the consumed offsets committed, then
+    on_partitions_revoked with every partition held, then the leave (epoch -1)."""
+    coordinator = consumer._coordinator
+
+    def commit(offsets: Any, *args: Any, **kwargs: Any) -> None:
+        calls.append(("commit", sorted(offsets)))
+
+    coordinator.commit_offsets_sync = commit
+    answer(consumer, response(2, {ORDERS: [0], PAYMENTS: [1]}))
+    coordinator._reconcile_if_needed()
+    answer(consumer, response(2))
+    consumer.seek(TopicPartition("orders", 0), 12)
+    consumer.seek(TopicPartition("payments", 1), 3)
+    since = len(calls)
+    consumer.unsubscribe()
+    held = tps(("orders", 0), ("payments", 1))
+    assert calls[since:] == [("commit", held), ("revoked", held)]
+    assert consumer.assignment() == set()
+    assert state(consumer) is MemberState.UNSUBSCRIBED
+
+
+def test_close_commits_then_revokes_everything_held(consumer: Any, calls: list[Any]) -> None:
+    coordinator = consumer._coordinator
+    coordinator.commit_offsets_sync = lambda offsets, *a, **k: calls.append(
+        ("commit", sorted(offsets)))
+    answer(consumer, response(2, {ORDERS: [0]}))
+    coordinator._reconcile_if_needed()
+    answer(consumer, response(2))
+    consumer.seek(TopicPartition("orders", 0), 5)
+    since = len(calls)
+    coordinator.coordinator_unknown = lambda: True  # the leave heartbeat is not sent
+    consumer.close()
+    assert calls[since:] == [("commit", tps(("orders", 0))), ("revoked", tps(("orders", 0)))]
+
+
+def test_unsubscribe_of_a_fenced_member_reports_its_partitions_lost(
+        consumer: Any, calls: list[Any]) -> None:
+    coordinator = consumer._coordinator
+    coordinator.commit_offsets_sync = lambda *a, **k: calls.append(("commit", []))
+    answer(consumer, response(2, {ORDERS: [0]}))
+    coordinator._reconcile_if_needed()
+    answer(consumer, response(0, error=Errors.FencedMemberEpochError.errno))
+    since = len(calls)
+    consumer.unsubscribe()
+    assert calls[since:] == [("lost", tps(("orders", 0)))]
+    assert state(consumer) is MemberState.UNSUBSCRIBED
+
+
+def test_a_listener_error_on_unsubscribe_is_raised_after_the_member_left(
+        consumer: Any) -> None:
+    class Failing(ConsumerRebalanceListener):  # type: ignore[misc]
+        def on_partitions_revoked(self, revoked: Any) -> None:
+            raise ValueError("boom")
+
+        def on_partitions_assigned(self, assigned: Any) -> None:
+            pass
+
+    consumer._subscription.rebalance_listener = Failing()
+    coordinator = consumer._coordinator
+    coordinator.commit_offsets_sync = lambda *args, **kwargs: None
+    answer(consumer, response(2, {ORDERS: [0]}))
+    coordinator._reconcile_if_needed()
+    with pytest.raises(Errors.KafkaError, match="rebalance callback"):
+        consumer.unsubscribe()
+    assert state(consumer) is MemberState.UNSUBSCRIBED and consumer.assignment() == set()
 
 
 def test_a_topic_without_a_name_yet_asks_for_metadata_and_is_assigned_later(

@@ -5,8 +5,8 @@
 //     java -cp OUT:kafka-clients.jar:... RebalanceMember '<config JSON-ish: see below>'
 //
 // Arguments: bootstrap group topic strategy(class name) revokeDelayMs sessionTimeoutMs
-// heartbeatIntervalMs. Commands on stdin: "add NAME" starts one member; "stop" (or EOF)
-// closes every member (commit, LeaveGroup) and exits.
+// heartbeatIntervalMs. Commands on stdin: "add NAME" starts one member; "remove NAME" closes
+// that member (commit, leave); "stop" (or EOF) closes every member and exits.
 //
 // Writes one JSON line per event on stdout, in the format of kafka_assignors.embedded.events:
 // subscribed, assigned/revoked/lost (rebalance listener, with a snapshot: generation,
@@ -89,6 +89,7 @@ public final class RebalanceMember {
         final String strategy;
         final long revokeDelayMs;
         final KafkaConsumer<byte[], byte[]> consumer;
+        final AtomicBoolean removed = new AtomicBoolean(false);
 
         Member(String name, String[] args) {
             this.name = name;
@@ -162,7 +163,7 @@ public final class RebalanceMember {
                 emit(name, "subscribed", "\"topics\":[" + quote(topic) + "],\"strategies\":["
                      + quote(strategy) + "]");
                 String last = "";
-                while (!STOP.get()) {
+                while (!STOP.get() && !removed.get()) {
                     ConsumerRecords<byte[], byte[]> records = consumer.poll(Duration.ofMillis(1000));
                     for (ConsumerRecord<byte[], byte[]> r : records) {
                         emit(name, "record", "\"topic\":" + quote(r.topic()) + ",\"partition\":"
@@ -212,6 +213,16 @@ public final class RebalanceMember {
                 members.add(m);
                 threads.add(t);
                 t.start();
+            }
+            if (line.startsWith("remove ")) {
+                String name = line.substring(7).trim();
+                for (int i = 0; i < members.size(); i++) {
+                    Member m = members.get(i);
+                    if (m.name.equals(name) && !m.removed.getAndSet(true)) {
+                        m.consumer.wakeup();
+                        threads.get(i).join(30_000);
+                    }
+                }
             }
         }
         STOP.set(true);

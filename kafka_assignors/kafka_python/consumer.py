@@ -58,3 +58,15 @@ class KafkaConsumer(_KafkaConsumer):  # type: ignore[misc]
         except BaseException:
             super().close(autocommit=False)  # nothing of kafka-python's keeps running
             raise
+
+    def unsubscribe(self) -> None:
+        """kafka-python's ``unsubscribe()``; a consumer-protocol member first releases its
+        partitions as the Java consumer does before it leaves (commit, then
+        ``on_partitions_revoked`` with everything it held)."""
+        release = getattr(self._coordinator, "release_before_unsubscribe", None)
+        error = release() if release is not None else None
+        super().unsubscribe()
+        if error is not None:
+            import kafka.errors as Errors
+
+            raise Errors.KafkaError("User rebalance callback throws an error") from error

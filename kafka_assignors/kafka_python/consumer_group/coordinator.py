@@ -264,6 +264,29 @@ class ConsumerProtocolCoordinator(ConsumerCoordinator):  # type: ignore[misc]
             member.stale() if stale else member.left()
             self._sync_generation()
 
+    def release_before_unsubscribe(self) -> Exception | None:
+        """What the Java consumer does on ``unsubscribe()`` before it leaves: the consumed
+        offsets committed (auto-commit), then ``on_partitions_revoked`` with every partition
+        held (``on_partitions_lost`` if the member is no longer in the group).  Called on
+        the caller's thread while kafka-python still knows the assignment; the listener's
+        exception is returned, to be raised once the member left."""
+        if not self._subscription.partitions_auto_assigned():
+            return None
+        held = set(self._subscription.assigned_partitions())
+        if not held:
+            return None
+        with self._lock:
+            member = self._membership
+            in_group = member.state in IN_GROUP and member.member_epoch > 0
+        self._subscription.mark_pending_revocation(held)
+        if in_group:
+            self._commit_before_revocation(held)
+            error = self._call_listener("on_partitions_revoked", held)
+        else:
+            error = self._call_listener("on_partitions_lost", held)
+        self._subscription.assign_from_subscribed([])
+        return error
+
     # -- the caller's poll: losing and reconciling ----------------------------------------
 
     def _follow_subscription(self) -> None:
@@ -300,11 +323,12 @@ class ConsumerProtocolCoordinator(ConsumerCoordinator):  # type: ignore[misc]
             if not member.reconciling:
                 return
             current, target, epoch = member.current, member.target, member.target_epoch
+            first = member.first_reconciliation
             known = dict(self._topic_names)
         step = plan(current, target, known, self._name_of)
         if step.unresolved:
             self._cluster.request_update()  # names come with the next metadata
-            if not step.changes:
+            if not step.changes and not first:
                 return
         error = None
         if step.revoke:
@@ -314,8 +338,9 @@ class ConsumerProtocolCoordinator(ConsumerCoordinator):  # type: ignore[misc]
             error = self._call_listener("on_partitions_revoked", revoked)
         self._subscribe_to_assigned(step.keep | step.assign)
         self._subscription.assign_from_subscribed(sorted(_tps(step.keep | step.assign)))
-        if step.assign:
-            error = self._call_listener("on_partitions_assigned", _tps(step.assign)) or error
+        # every reconciliation ends with on_partitions_assigned, with what is new (maybe
+        # nothing), as the Java consumer calls onPartitionsAssigned
+        error = self._call_listener("on_partitions_assigned", _tps(step.assign)) or error
         with self._lock:
             self._topic_names = dict(step.names)
             member.reconciled(step.owned, epoch)

@@ -220,11 +220,14 @@ class Membership:
             self.transition(MemberState.RECONCILING)
         elif self.state is MemberState.ACKNOWLEDGING and sent.acknowledges:
             self.transition(MemberState.STABLE)
-        if self.state is MemberState.STABLE and self.target != self.current:
+        # a member that joined has reconciled nothing yet (Java's NONE assignment): its first
+        # target is reconciled even when empty, so on_partitions_assigned runs, as in Java
+        first = self.current_epoch < 0 and self.target_epoch >= 0
+        if self.state is MemberState.STABLE and (self.target != self.current or first):
             self.transition(MemberState.RECONCILING)
         elif self.state is MemberState.STABLE:
             self.current_epoch = self.target_epoch
-        if self.state is MemberState.RECONCILING and self.target == self.current:
+        if self.state is MemberState.RECONCILING and self.target == self.current and not first:
             # nothing moves (e.g. an epoch bump): own the target's epoch, nothing to call
             self.current_epoch = self.target_epoch
             self.transition(MemberState.STABLE)
@@ -234,6 +237,11 @@ class Membership:
     @property
     def reconciling(self) -> bool:
         return self.state is MemberState.RECONCILING
+
+    @property
+    def first_reconciliation(self) -> bool:
+        """True until the member reconciled a target since it joined."""
+        return self.current_epoch < 0
 
     def reconciled(self, owned: Assignment, epoch: int) -> None:
         """The caller revoked and assigned: it now owns ``owned`` (the target of ``epoch``,
