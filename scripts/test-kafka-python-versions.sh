@@ -32,6 +32,7 @@ tests=(unit_tests/test_kafka_python_runtime.py unit_tests/test_kafka_python_runt
        unit_tests/test_kafka_python_runtime_metrics.py
        unit_tests/test_kafka_python_runtime_class.py
        unit_tests/test_kafka_python_runtime_contract.py
+       unit_tests/test_kafka_python_runtime_probes.py
        unit_tests/test_kafka_python_fixes.py)
 # bounded: one release's unit run never holds the script longer than this
 per_version_s=${KAFKA_PYTHON_VERSION_TIMEOUT_S:-600}

@@ -25,7 +25,9 @@ PACKAGE = Path(__file__).resolve().parents[1] / "kafka_assignors"
 RUNTIME_MODULES = [
     *sorted((PACKAGE / "kafka_python" / "runtime").glob("*.py")),
     PACKAGE / "kafka_python" / "consumer.py", PACKAGE / "kafka_python" / "fixes.py",
-    PACKAGE / "metrics" / "__init__.py"]
+    PACKAGE / "metrics" / "__init__.py",
+    # kafka-python-facing code outside the runtime (its names: features connection, racks)
+    PACKAGE / "load" / "connection.py", PACKAGE / "kafka_python" / "racks.py"]
 FEATURES = ("join_fix", "keep_reading", "fencing", "metrics")
 
 
@@ -189,6 +191,34 @@ def test_the_manifest_checks_the_config_keys(monkeypatch: pytest.MonkeyPatch) ->
         del consumer._coordinator.config["retry_backoff_ms"]
         assert "config.retry_backoff_ms" in manifest.missing(consumer._coordinator)
     finally:
+        consumer.close()
+
+
+def test_the_names_read_outside_the_runtime_are_checked(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The connection settings (load/connection.py) and racks (kafka_python/racks.py) read
+    kafka-python names the manifest lists; a kafka-python without them gets an error that
+    names them (logged once: the assignor then has no settings to give)."""
+    from kafka_assignors.load import connection
+
+    consumer = _consumer(RangePartitionAssignor, KafkaConsumer)
+    coordinator = consumer._coordinator
+    try:
+        assert manifest.missing(coordinator, manifest.CONNECTION | manifest.RACKS) == ()
+        assert connection.consumer_settings(coordinator)["group_id"] == "g"
+        monkeypatch.setattr(connection, "_warned", False)
+        monkeypatch.delattr(coordinator, "_manager")
+        monkeypatch.delattr(coordinator, "_client")
+        lacking = manifest.missing(coordinator, manifest.CONNECTION)
+        assert {"ConsumerCoordinator._manager", "ConsumerCoordinator._client"} <= set(lacking)
+        with caplog.at_level(logging.WARNING, logger="kafka_assignors"):
+            for _ in range(2):
+                with pytest.raises(AttributeError, match=r"ConsumerCoordinator\._manager"):
+                    connection.consumer_settings(coordinator)
+        assert len([r for r in caplog.records if "pass them explicitly" in r.getMessage()]) == 1
+    finally:
+        monkeypatch.undo()
         consumer.close()
 
 

@@ -15,6 +15,7 @@ by a timeout: the consumer's own network loop is waiting on the assignment.
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
@@ -22,6 +23,8 @@ from typing import Any, TypeVar
 from .sources import WeightContext
 
 T = TypeVar("T")
+
+log = logging.getLogger("kafka_assignors")
 
 #: Connection settings copied besides every ``ssl_*`` and ``sasl_*`` key.
 CONNECTION_KEYS = (
@@ -40,12 +43,39 @@ def consumer_settings(coordinator: Any) -> dict[str, Any]:
     level (empty for None)."""
     if coordinator is None:
         return {}
-    manager = getattr(coordinator, "_manager", None) or coordinator._client._manager
+    # kafka-python private names, listed in the runtime's manifest (feature "connection")
+    manager = getattr(coordinator, "_manager", None) or getattr(
+        getattr(coordinator, "_client", None), "_manager", None)
+    config = getattr(manager, "config", None)
+    if not isinstance(config, dict):
+        raise AttributeError(_unreadable(coordinator))
     return {
-        "connection": dict(manager.config),
+        "connection": dict(config),
         "group_id": coordinator.group_id,
         "isolation_level": coordinator.config.get("isolation_level", "read_uncommitted"),
     }
+
+
+_warned = False
+
+
+def _unreadable(coordinator: Any) -> str:
+    """Why a coordinator's connection settings cannot be read (logged once for kafka-python:
+    the caller falls back to no settings, and a weight source then says they are unknown)."""
+    global _warned
+    if not any(c.__module__.startswith("kafka.") for c in type(coordinator).__mro__):
+        return f"{type(coordinator).__name__} is no kafka-python ConsumerCoordinator"
+    from ..kafka_python.runtime import kafka_python_version, manifest
+
+    lacking = manifest.missing(coordinator, manifest.CONNECTION)
+    why = (f"kafka-python {kafka_python_version()} lacks "
+           f"{', '.join(lacking) or 'a connection manager config dict'}, where kafka-assignors "
+           "reads the consumer's connection settings for its weight sources; pass them "
+           "explicitly (consumer={'connection': {...}, 'group_id': ...})")
+    if not _warned:
+        _warned = True
+        log.warning(why)
+    return why
 
 
 def resolve_settings(explicit: Mapping[str, Any] | None,

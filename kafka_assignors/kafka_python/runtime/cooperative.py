@@ -49,7 +49,7 @@ import logging
 import time
 from typing import Any
 
-from . import join
+from . import join, probes
 from .commits import CommitTracker, wait_done
 from .compose import RuntimeMixin
 
@@ -158,6 +158,12 @@ class KeepReadingMixin(RuntimeMixin):
                         unconfirmed, self.config["session_timeout_ms"])
         return False
 
+    def _reads_through_rebalance(self) -> bool:
+        """Keeps reading, unless the installed kafka-python fetches during a cooperative
+        rebalance itself (its own fix found by :mod:`.probes`: then its poll is left alone;
+        the revoke-first order below stays, docs/upstream.md#3)."""
+        return probes.workaround_needed("keep-reading-during-rebalance") and self._keeps_reading()
+
     # --- poll: advance the rebalance, do not wait for it -------------------------------
 
     async def join_group_async(self, timeout_ms: float | None = None,
@@ -171,7 +177,7 @@ class KeepReadingMixin(RuntimeMixin):
         # coordinator lookup waits for the IO thread that handles it), and deciding at the
         # start let such a poll wait out the whole join, every member's JoinGroup included.
         own = self._keep_reading
-        if own.polling is None or not self._keeps_reading():
+        if own.polling is None or not self._reads_through_rebalance():
             return bool(await super().join_group_async(timeout_ms, *args, **kwargs))
         own.advancing = own.polling
         try:
@@ -197,7 +203,7 @@ class KeepReadingMixin(RuntimeMixin):
 
     def time_to_next_poll(self, *args: Any, **kwargs: Any) -> float:
         """A short fetch wait during the rebalance, so its completion is taken up promptly."""
-        if self._keeps_reading():
+        if self._reads_through_rebalance():
             return REBALANCE_POLL_S
         return float(super().time_to_next_poll(*args, **kwargs))
 

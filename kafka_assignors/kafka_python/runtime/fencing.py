@@ -6,7 +6,10 @@ kafka-python 3.0.x then only turns that member's heartbeat off: it goes on polli
 fetching what it held) beside its replacement. Java's heartbeat thread keeps the error and
 every later ``poll()`` raises it (``FencedInstanceIdException``; Kafka's system test
 ``fencing_static_consumer`` expects the fenced consumer to stop). :class:`FencedMemberMixin`
-does the same with kafka-python's ``FencedInstanceIdError`` (docs/upstream.md#7).
+does the same with kafka-python's ``FencedInstanceIdError`` (docs/upstream.md#7). Where the
+installed kafka-python raises it from ``poll()`` itself (its own fix, found by the probe
+``fenced-member-stops`` in :mod:`.probes`), the mixin steps aside: kafka-python's error and
+log line, nothing of ours.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from . import probes
 from .compose import RuntimeMixin
 
 log = logging.getLogger("kafka_assignors")
@@ -39,7 +43,7 @@ class FencedMemberMixin(RuntimeMixin):
         try:
             return super()._handle_heartbeat_response(response, send_time, *args, **kwargs)
         except Errors.FencedInstanceIdError as exc:
-            if getattr(self, _STATE) is None:
+            if getattr(self, _STATE) is None and probes.workaround_needed("fenced-member-stops"):
                 log.error("group %s: another consumer joined with this member's "
                           "group_instance_id %r: this one is fenced; its poll() raises "
                           "FencedInstanceIdError from now on (close it)", self.group_id,

@@ -32,6 +32,11 @@ COOP = frozenset({"keep_reading"})
 METRICS = frozenset({"metrics"})
 FENCING = frozenset({"fencing"})
 PROBES = frozenset({"probes"})
+#: read outside the runtime, by any consumer with our assignors: the connection settings a
+#: weight source reuses (``kafka_assignors/load/connection.py``) and the replicas' racks
+#: (``kafka_assignors/kafka_python/racks.py``, which falls back to public calls)
+CONNECTION = frozenset({"connection"})
+RACKS = frozenset({"racks"})
 ANY = frozenset({"join_fix", "keep_reading", "metrics", "fencing"})
 
 
@@ -121,7 +126,7 @@ NAMES: tuple[Name, ...] = (
     # what the behavioural probes run and read (kafka-python's code, on a bare coordinator)
     _cc("rejoin_needed", None, PROBES), _cc("_auto_assign_all_partitions", (), PROBES),
     _cc("_assignment_snapshot", None, PROBES), _cc("_metadata_snapshot", None, PROBES),
-    _cc("_joined_subscription", None, PROBES), _cc("_manager", None, PROBES),
+    _cc("_joined_subscription", None, PROBES), _cc("_manager", None, PROBES | CONNECTION),
     _cc("ensure_coordinator_ready_async", ("timeout_ms=",), PROBES),
     _cc("_disable_heartbeat", (), PROBES), _cc("_heartbeat_enabled", None, PROBES),
     _cc("_sensors", None, PROBES), _cc("coordinator_unknown", (), PROBES),
@@ -133,6 +138,30 @@ NAMES: tuple[Name, ...] = (
     Name("kafka.future", "Future.value", None, PROBES),
     Name("kafka.coordinator.base", "Generation", ("generation_id", "member_id", "protocol"),
          PROBES),
+    # the section 3 and 7 probes: kafka-python's KafkaConsumer._poll_once and
+    # ConsumerCoordinator.poll / _do_heartbeat on bare objects
+    Name("KafkaConsumer", "_poll_once", ("timer", "max_records"), PROBES),
+    Name("KafkaConsumer", "_refresh_committed_offsets", ("timeout_ms=",), PROBES),
+    Name("KafkaConsumer", "_fetcher", None, PROBES),
+    Name("Fetcher", "fetch_records", ("max_records", "update_offsets=", "timeout_ms="), PROBES),
+    Name("Fetcher", "reset_offsets_if_needed", (), PROBES),
+    Name("Fetcher", "maybe_validate_positions", (), PROBES),
+    Name("Fetcher", "validate_offsets_if_needed", (), PROBES),
+    _cc("completed_offset_commits", None, PROBES), _cc("_async_commit_fenced", None, PROBES),
+    _cc("ensure_coordinator_ready", ("timeout_ms=",), PROBES),
+    _cc("ensure_active_group", ("timeout_ms=",), PROBES),
+    _cc("poll_heartbeat", (), PROBES), _cc("_maybe_auto_commit_offsets_async", (), PROBES),
+    _cc("_invoke_completed_offset_commit_callbacks", (), PROBES),
+    _cc("_do_heartbeat", (), PROBES), _cc("heartbeat", None, PROBES),
+    Name("kafka.util", "Timer", ("timeout_ms",), PROBES),
+    Name("kafka.coordinator.base", "MemberState.STABLE", None, PROBES),
+    # outside the runtime: load/connection.py reads the consumer's connection settings from
+    # the coordinator's connection manager (``_manager``, else ``_client._manager``)
+    _cc("_client", None, CONNECTION),
+    Name("KafkaConnectionManager", "config", None, CONNECTION),
+    # kafka_python/racks.py: each partition's replicas (no public accessor)
+    _cc("_cluster", None, RACKS),
+    Name("ClusterMetadata", "_partitions", None, RACKS),
 )
 
 
@@ -170,6 +199,9 @@ def _objects(coordinator: Any, consumer: Any) -> dict[str, Any]:
         "SubscriptionState": getattr(coordinator, "_subscription", None),
         "KafkaNet": getattr(coordinator, "_net", None),
         "KafkaConsumer": consumer,
+        "Fetcher": getattr(consumer, "_fetcher", None),
+        "KafkaConnectionManager": getattr(coordinator, "_manager", None),
+        "ClusterMetadata": getattr(coordinator, "_cluster", None),
         "config": getattr(coordinator, "config", None),
     }
 
@@ -233,7 +265,8 @@ def missing(coordinator: Any, features: Iterable[str] | None = None, *,
     objects = _objects(coordinator, consumer)
     out: list[str] = []
     for name in NAMES:
-        if not name.features & wanted or (name.where == "KafkaConsumer" and consumer is None):
+        if not name.features & wanted or (name.where in ("KafkaConsumer", "Fetcher")
+                                          and consumer is None):
             continue
         try:
             obj = _resolve(name, objects)
@@ -269,10 +302,14 @@ def main() -> int:
 
     lacking = missing_in_installed()
     probe_lacking = missing_in_installed(PROBES)
+    outside_lacking = missing_in_installed(CONNECTION | RACKS)
     print(f"kafka-python {__version__}: the runtime relies on {count()} kafka-python names; "
           + (f"missing: {', '.join(lacking)}" if lacking else "all present"))
     if probe_lacking:
         print(f"  (the probes lack {', '.join(probe_lacking)}: their workarounds stay on)")
+    if outside_lacking:
+        print(f"  (outside the runtime, missing: {', '.join(outside_lacking)}: weight sources "
+              "need the connection settings passed explicitly; racks come from public calls)")
     for key, needed in probes.verdicts().items():
         print(f"  workaround {key}: {'on' if needed else 'off (kafka-python fixed it)'}")
     return 1 if lacking else 0

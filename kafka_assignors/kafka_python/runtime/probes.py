@@ -15,7 +15,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import Any
@@ -149,6 +149,92 @@ def rebalance_heartbeat_marks_coordinator_dead() -> bool:
     return bool(failed)
 
 
+def _polling_coordinator(*, joined: bool) -> Any:
+    """A bare cooperative coordinator whose steps around kafka-python's own ``poll`` are
+    stand-ins: the coordinator is known, the member subscribed, its join due and, unless
+    ``joined``, not complete (``ensure_active_group`` answers False)."""
+    import collections
+
+    from kafka.coordinator.assignors.abstract import RebalanceProtocol
+    from kafka.coordinator.base import MemberState
+
+    bare = _bare()
+    bare.completed_offset_commits = collections.deque()
+    bare._async_commit_fenced = False
+    bare._rebalance_protocol = RebalanceProtocol.COOPERATIVE
+    bare.state, bare.rejoining, bare._join_task = MemberState.REBALANCING, True, None
+    bare._subscription = SimpleNamespace(partitions_auto_assigned=lambda: True,
+                                         subscribed_pattern=None, subscription={"t"})
+    bare.need_rejoin = lambda: not joined
+    bare.ensure_coordinator_ready = lambda *_args, **_kwargs: True
+    bare.ensure_active_group = lambda *_args, **_kwargs: joined
+    bare.poll_heartbeat = bare._maybe_auto_commit_offsets_async = lambda: None
+    bare.time_to_next_poll = lambda: 0.0
+    return bare
+
+
+def no_records_during_a_rebalance() -> bool:
+    """kafka-python's consumer returns before fetching while a cooperative rebalance of its
+    member is under way (docs/upstream.md#3): its own ``KafkaConsumer._poll_once`` and
+    ``ConsumerCoordinator.poll``, on bare objects, with a join that is not complete."""
+    if not _fetches(joined=True):
+        raise _Stop("no fetch even once joined")  # the stand-ins no longer fit: inconclusive
+    return not _fetches(joined=False)
+
+
+def _fetches(*, joined: bool) -> bool:
+    """Whether kafka-python's ``_poll_once`` fetches (the join complete or not)."""
+    from kafka import KafkaConsumer
+    from kafka.util import Timer
+
+    consumer = KafkaConsumer.__new__(KafkaConsumer)
+    consumer.config = {"group_id": "kafka-assignors-probe", "retry_backoff_ms": 0}
+    consumer._coordinator = _polling_coordinator(joined=joined)
+    consumer._refresh_committed_offsets = lambda *_args, **_kwargs: None
+    fetched: list[bool] = []
+
+    def fetch_records(*_args: Any, **_kwargs: Any) -> tuple[dict[Any, Any], bool]:
+        fetched.append(True)
+        return {}, False
+
+    def nothing(*_args: Any, **_kwargs: Any) -> None:
+        return None
+
+    consumer._fetcher = SimpleNamespace(
+        fetch_records=fetch_records, reset_offsets_if_needed=nothing,
+        maybe_validate_positions=nothing, validate_offsets_if_needed=nothing)
+    consumer._poll_once(Timer(0), 1)
+    return bool(fetched)
+
+
+def fenced_member_polls_on() -> bool:
+    """kafka-python's ``poll()`` goes on after a heartbeat was answered FENCED_INSTANCE_ID
+    (docs/upstream.md#7): its own heartbeat step (``_do_heartbeat``) meets the error, then
+    its own ``ConsumerCoordinator.poll`` runs; a kafka-python that keeps the error raises
+    ``FencedInstanceIdError`` there, as the Java consumer does."""
+    from kafka import errors as Errors
+    from kafka.coordinator import base
+
+    bare = _polling_coordinator(joined=True)
+    bare.config["group_instance_id"] = "kafka-assignors-probe-instance"
+    bare.state, bare.rejoining = base.MemberState.STABLE, False
+    bare.heartbeat = SimpleNamespace(sent_heartbeat=lambda: None,
+                                     received_heartbeat=lambda: None,
+                                     fail_heartbeat=lambda: None)
+    bare._disable_heartbeat = lambda: None
+
+    async def fenced(*_args: Any, **_kwargs: Any) -> Any:
+        raise Errors.FencedInstanceIdError("probe")
+
+    bare._send_heartbeat_request = fenced
+    _run(bare._do_heartbeat())
+    try:
+        bare.poll(timeout_ms=0)
+    except Errors.FencedInstanceIdError:
+        return False
+    return True
+
+
 WORKAROUNDS: dict[str, Workaround] = {w.key: w for w in (
     Workaround("drive-join-under-way", "need_rejoin() is False while a JoinGroup is out",
                "1", join_under_way_is_forgotten),
@@ -160,7 +246,43 @@ WORKAROUNDS: dict[str, Workaround] = {w.key: w for w in (
     Workaround("heartbeat-rebalance-keeps-coordinator",
                "a heartbeat answered REBALANCE_IN_PROGRESS marks the coordinator dead", "5",
                rebalance_heartbeat_marks_coordinator_dead),
+    Workaround("keep-reading-during-rebalance",
+               "no records are returned while a cooperative rebalance is under way", "3",
+               no_records_during_a_rebalance),
+    Workaround("fenced-member-stops",
+               "a fenced static member's poll() goes on without raising", "7",
+               fenced_member_polls_on),
 )}
+
+#: The loggers of the kafka-python modules whose code the probes run.
+PROBED_LOGGERS = ("kafka.coordinator", "kafka.coordinator.heartbeat",
+                  "kafka.coordinator.consumer", "kafka.consumer.group")
+
+
+class _DropOwnRecords(logging.Filter):
+    """Drops what kafka-python logs on the probing thread while a probe runs (its "joined
+    group" or "fenced" lines are about the bare probe object, not the user's consumer)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._thread = threading.get_ident()
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.thread != self._thread
+
+
+@contextlib.contextmanager
+def _quiet() -> Iterator[None]:
+    quiet = _DropOwnRecords()
+    loggers = [logging.getLogger(name) for name in PROBED_LOGGERS]
+    for logger in loggers:
+        logger.addFilter(quiet)
+    try:
+        yield
+    finally:
+        for logger in loggers:
+            logger.removeFilter(quiet)
+
 
 _verdicts: dict[str, bool] = {}
 _verdict_lock = threading.Lock()
@@ -177,7 +299,8 @@ def workaround_needed(key: str) -> bool:
         if key in _verdicts:
             return _verdicts[key]
         try:
-            needed = bool(workaround.probe())
+            with _quiet():
+                needed = bool(workaround.probe())
         except Exception as exc:  # kafka-python's code changed: keep the workaround
             log.debug("kafka-assignors runtime: the probe for %r was inconclusive (%r); the "
                       "workaround stays on", key, exc)
