@@ -128,6 +128,40 @@ def _stopped_reading(group: MixedGroup, names: list[str]) -> list[str]:
     return out
 
 
+def _member_events(group: FourKinds, name: str) -> list[dict[str, Any]]:
+    if name in group.kp_index:
+        return list(group.runner.members()[group.kp_index[name]].events)
+    return (group.bridge if name in group.bridge.members else group.aio).events(name)
+
+
+def _revoked_then_kept(group: FourKinds, names: list[str]) -> list[str]:
+    """Those of ``names`` that were handed back, in the very next generation, a partition
+    they had revoked: what eager members do with everything they keep (a cooperative member
+    revokes only what moves, and it moves first)."""
+    out = []
+    for name in names:
+        revoking: dict[tuple[str, int], int] = {}  # still held until "released"
+        revoked: dict[tuple[str, int], int] = {}
+        for e in _member_events(group, name):
+            kind = e.get("event")
+            if kind == "closing":
+                break
+            if kind == "revoked":
+                revoking.update({(str(t), int(p)): int(e["generation"])
+                                 for t, p in e.get("partitions", [])})
+            elif kind == "released":
+                revoked.update({tp: revoking.pop(tp) for t, p in e.get("partitions", [])
+                                if (tp := (str(t), int(p))) in revoking})
+            elif kind in ("assigned", "state") and e.get("state") == "STABLE":
+                back = [tp for t, p in e.get("assignment", [])
+                        if (tp := (str(t), int(p))) in revoked
+                        and int(e["generation"]) <= revoked[tp] + 1]
+                if back:
+                    out.append(name)
+                    break
+    return out
+
+
 def _finish(group: MixedGroup, producer: BackgroundProducer) -> None:
     """Stop the traffic; every acknowledged record consumed; never two owners."""
     producer.stop()
@@ -234,6 +268,13 @@ def test_mixed_group_with_a_bridged_confluent_member_whoever_leads(
         # at each rebalance once it held partitions (the bridged leader's leave at least)
         assert _stopped_reading(group, [n for n in ("coop0",) if n != picked]
                                 + ["eager0"]) == ["eager0"]
+        # cooperative members of every client revoked only what moved; eager0 did not
+        flagged = _revoked_then_kept(group, ["coop0", "kp0", "bridge0", "bridge1", "eager0"])
+        story = "\n".join(f"{n} {e['event']} g{e.get('generation')} {e.get('state')} "
+                          f"p={e.get('partitions')} a={e.get('assignment')}"
+                          for n in flagged for e in _member_events(group, n)
+                          if e.get("event") in ("revoked", "assigned", "state"))
+        assert flagged == ["eager0"], f"{leaders}\n{story}"
     finally:
         if not producer._stop.is_set():
             producer.stop()
