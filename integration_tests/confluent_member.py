@@ -11,7 +11,11 @@ before the next call, so everything the bridge may commit has been reported), ``
 Stops cleanly (close()) on a ``stop`` line or stdin EOF.  With ``"hold": true`` it imports
 everything, reports ``ready`` and builds its consumer only on a ``go`` line.  With
 ``"plain": true`` the member is a plain ``confluent_kafka.Consumer`` (the strategy is
-librdkafka's), for side-by-side runs.
+librdkafka's), for side-by-side runs.  With ``"ledger": true`` (bridged only) it reports in the
+format of the other libraries' members (:mod:`kafka_assignors.embedded.events`), for the
+ownership ledger and ``MemberView``: snapshots with ``[topic, partition]`` pairs and
+``STABLE``/``REBALANCING``/``UNJOINED``, ``released`` when ``on_revoke`` returns (the bridge
+stops fetching them right after), one ``record`` event per message.
 """
 
 from __future__ import annotations
@@ -22,6 +26,10 @@ import time
 from typing import Any
 
 from kafka_assignors.embedded._member import Emitter, script_main, stop_on_stdin
+
+#: kafka-python's MemberState values (the bridge's membership) as the ledger names them
+LEDGER_STATES = {"<stable>": "STABLE", "<rebalancing>": "REBALANCING",
+                 "<unjoined>": "UNJOINED"}
 
 
 def _plain(assignment: Any) -> dict[str, list[int]]:
@@ -60,7 +68,20 @@ def run(cfg: dict[str, Any], emitter: Emitter) -> None:
         conf["group.instance.id"] = cfg["instance_id"]
     consumer: Any = confluent_kafka.Consumer(conf) if plain else Consumer(conf)
 
+    ledger = bool(cfg.get("ledger")) and not plain
+    last_metadata: list[Any] = [None]
+
     def snapshot() -> dict[str, Any]:
+        if ledger:
+            try:
+                md = last_metadata[0] = consumer.group_metadata()
+            except RuntimeError:  # on_revoke during close(): the bridge refuses it there
+                md = last_metadata[0]
+            state = LEDGER_STATES.get(str(md.state), str(md.state))
+            return {"generation": int(md.generation_id), "member_id": str(md.member_id),
+                    "state": state, "protocol": cfg["strategy"] if state == "STABLE" else None,
+                    "assignment": sorted([tp.topic, tp.partition]
+                                         for tp in consumer.assignment())}
         if plain:
             return {"generation": -1, "member_id": consumer.memberid(), "state": "<stable>",
                     "assignment": sorted(tp.partition for tp in consumer.assignment())}
@@ -70,7 +91,18 @@ def run(cfg: dict[str, Any], emitter: Emitter) -> None:
                 "assignment": sorted(tp.partition for tp in consumer.assignment())}
 
     def callback(kind: str) -> Any:
+        if ledger:
+            return lambda c, ps: ledger_callback(kind, ps)
         return lambda c, ps: emit(kind, partitions=sorted(p.partition for p in ps))
+
+    def ledger_callback(kind: str, ps: Any) -> None:
+        pairs = sorted([tp.topic, tp.partition] for tp in ps)
+        now = snapshot()
+        if kind == "assigned":  # held from here on, though librdkafka fetches them after
+            now["assignment"] = sorted({*map(tuple, now["assignment"]), *map(tuple, pairs)})
+        emit(kind, partitions=pairs, **now)
+        if kind == "revoked":
+            emit("released", partitions=pairs)
 
     consumer.subscribe([cfg["topic"]], on_assign=callback("assigned"),
                        on_revoke=callback("revoked"), on_lost=callback("lost"))
@@ -85,7 +117,11 @@ def run(cfg: dict[str, Any], emitter: Emitter) -> None:
         else:
             batch = consumer.consume(200, 0.1)
         items = [[m.partition(), m.offset()] for m in batch if m.error() is None]
-        if items:
+        if ledger:
+            for m in batch:
+                if m.error() is None:
+                    emit("record", topic=m.topic(), partition=m.partition(), offset=m.offset())
+        elif items:
             emit("records", items=items)
         now = time.monotonic()
         if now >= next_report:
