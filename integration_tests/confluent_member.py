@@ -69,14 +69,10 @@ def run(cfg: dict[str, Any], emitter: Emitter) -> None:
     consumer: Any = confluent_kafka.Consumer(conf) if plain else Consumer(conf)
 
     ledger = bool(cfg.get("ledger")) and not plain
-    last_metadata: list[Any] = [None]
 
     def snapshot() -> dict[str, Any]:
         if ledger:
-            try:
-                md = last_metadata[0] = consumer.group_metadata()
-            except RuntimeError:  # on_revoke during close(): the bridge refuses it there
-                md = last_metadata[0]
+            md = consumer.group_metadata()  # also in on_revoke during close(), as plain
             state = LEDGER_STATES.get(str(md.state), str(md.state))
             return {"generation": int(md.generation_id), "member_id": str(md.member_id),
                     "state": state, "protocol": cfg["strategy"] if state == "STABLE" else None,

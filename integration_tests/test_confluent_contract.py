@@ -758,6 +758,26 @@ def sc_callback_errors(make: Make, topic: str) -> Obs:
     return obs
 
 
+def sc_identity_in_close_callback(make: Make, topic: str) -> Obs:
+    """``on_revoke`` run by ``close()`` may still ask who the member is (an exactly-once
+    ``on_revoke`` hands ``consumer_group_metadata()`` to ``send_offsets_to_transaction()``);
+    after ``close()`` the same calls raise."""
+    seen: list[Any] = []
+
+    def on_revoke(consumer: Any, partitions: list[Any]) -> None:
+        if partitions:
+            seen.append(outcome(lambda: consumer.memberid() is not None))
+            seen.append(outcome(lambda: member_identity(consumer.consumer_group_metadata())))
+
+    c = make()
+    c.subscribe([topic], on_revoke=on_revoke)
+    obs: Obs = {"assigned": len(wait_assigned(c))}
+    obs["close"] = outcome(c.close)
+    obs["in on_revoke run by close()"] = seen
+    obs["memberid() after close()"] = outcome(c.memberid)
+    return obs
+
+
 def sc_statistics(make: Make, topic: str) -> Obs:
     """librdkafka's statistics (``stats_cb``) show the group as its member sees it."""
     stats: list[str] = []
@@ -777,6 +797,7 @@ def sc_statistics(make: Make, topic: str) -> Obs:
 
 SCENARIOS: dict[str, Callable[[Make, str], Obs]] = {
     "statistics": sc_statistics,
+    "identity-in-close-callback": sc_identity_in_close_callback,
     "callback-errors": sc_callback_errors,
     "dropped-without-close": sc_dropped_without_close,
     "assign-in-on-assign": sc_assign_in_on_assign,

@@ -254,24 +254,29 @@ class BridgedConsumer(CallbackRules, Consumer):
         """The :class:`~kafka_assignors.metrics.GroupMetrics` behind :meth:`metrics`."""
         return self._metrics
 
+    def _check_open(self) -> None:
+        """confluent-kafka's "Consumer closed", raised only once close() is over: the rebalance
+        callbacks close() runs (on_revoke handing everything back) may still ask who the member
+        is, as with confluent-kafka, whose handle lives until they return (an exactly-once
+        on_revoke passes consumer_group_metadata() to send_offsets_to_transaction())."""
+        if self._closed and not self._in_rebalance_callback():
+            raise RuntimeError("Consumer closed")
+
     def memberid(self) -> str | None:
         """This member's id in the group (None before the first join)."""
-        if self._closed:
-            raise RuntimeError("Consumer closed")
+        self._check_open()
         member_id = self._membership.client.group_metadata().member_id
         return str(member_id) if member_id else None
 
     def group_metadata(self) -> Any:
         """kafka-python's snapshot of the membership: generation_id, member_id, state."""
-        if self._closed:
-            raise RuntimeError("Consumer closed")
+        self._check_open()
         return self._membership.client.group_metadata()
 
     def consumer_group_metadata(self) -> Any:
         """As confluent-kafka's, for ``send_offsets_to_transaction()``: while subscribed, the
         identity of the member (the membership client); without, librdkafka's own."""
-        if self._closed:
-            raise RuntimeError("Consumer closed")
+        self._check_open()
         if not self._subscribed:
             return _Base.consumer_group_metadata(self)
         return of_member(self._membership.client.group_metadata(),
