@@ -63,3 +63,12 @@ def test_the_bindings_register_themselves_on_import() -> None:
     assert _registry.binding_for(kafka.KafkaConsumer.__new__(kafka.KafkaConsumer)) is not None
     consumer = aiokafka.AIOKafkaConsumer.__new__(aiokafka.AIOKafkaConsumer)
     assert _registry.binding_for(consumer) is not None
+
+
+def test_a_clients_binding_package_is_found_by_the_clients_import_name() -> None:
+    """A consumer class from package ``aiokafka`` leads to ``kafka_assignors.aiokafka``; one
+    from a package we have no binding for leads nowhere (nothing imported)."""
+    aio = type("Consumer", (), {"__module__": "aiokafka.consumer.consumer"})
+    other = type("Consumer", (), {"__module__": "nosuchclient.consumer"})
+    assert _registry._import_bindings(aio)
+    assert not _registry._import_bindings(other)
