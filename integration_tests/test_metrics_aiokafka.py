@@ -1,11 +1,12 @@
 """Rebalance and assignment metrics of an aiokafka consumer with our assignor, live.
 
 The observed member runs in this process, set up as the aiokafka docs tell users
-(``partition_assignment_strategy=(BalancedStickyAssignor(),)``, read with
-``kafka_assignors.aiokafka.metrics(consumer)``); the other members are
-``aiokafka_member.py`` processes.  The group goes through the first join, a member
-joining, that member crashing (SIGKILL), another joining and leaving cleanly, and a
-subscription change.  The observed member is the first one, so it leads throughout.
+(``partition_assignment_strategy=(BalancedStickyAssignor(),)`` on aiokafka's consumer, or
+``kafka_assignors.aiokafka.AIOKafkaConsumer`` with ``CooperativeBalancedStickyAssignor()``;
+``instrument(consumer)``, read with ``kafka_assignors.aiokafka.metrics(consumer)``); the other
+members are ``aiokafka_member.py`` processes of the same kind.  The group goes through the
+first join, a member joining, that member crashing (SIGKILL), another joining and leaving
+cleanly, and a subscription change.  The observed member is the first one, so it leads throughout.
 
 What the test observes itself, to check the metrics against: every JoinGroup and
 SyncGroup exchange of the observed member on its client connection (a spy on
@@ -105,16 +106,22 @@ def _tps(tps: Any) -> frozenset[TP]:
 
 
 async def run_scenario(bootstrap: str, group: str, topic: str, topic2: str,
-                       others: ChildMembers) -> tuple[list[Step], Observed]:
+                       others: ChildMembers, cooperative: bool,
+                       ) -> tuple[list[Step], Observed, dict[str, frozenset[Any]]]:
+    """The steps, what was observed, and per step the partitions this member kept through
+    it (held before the trigger and when settled)."""
     from aiokafka import AIOKafkaConsumer
 
     import kafka_assignors.aiokafka as kaa
     from kafka_assignors.metrics import instrument
 
     seen = Observed()
-    consumer = AIOKafkaConsumer(
+    consumer_class = kaa.AIOKafkaConsumer if cooperative else AIOKafkaConsumer
+    assignor = (kaa.CooperativeBalancedStickyAssignor() if cooperative
+                else kaa.BalancedStickyAssignor())
+    consumer = consumer_class(
         bootstrap_servers=bootstrap, group_id=group, client_id="observed",
-        partition_assignment_strategy=(kaa.BalancedStickyAssignor(),),
+        partition_assignment_strategy=(assignor,),
         session_timeout_ms=SESSION_MS, heartbeat_interval_ms=500,
         metadata_max_age_ms=5_000, auto_offset_reset="earliest",
     )
@@ -124,6 +131,7 @@ async def run_scenario(bootstrap: str, group: str, topic: str, topic2: str,
     listener = make_listener(seen)
     consumer.subscribe([topic], listener=listener)
     steps: list[Step] = []
+    kept: dict[str, frozenset[Any]] = {}
     stop = asyncio.Event()
 
     async def consume() -> None:
@@ -133,6 +141,7 @@ async def run_scenario(bootstrap: str, group: str, topic: str, topic2: str,
     async def step(name: str, action: Callable[[], Any], settled: Callable[[], bool],
                    partitions: int) -> None:
         n_ex, n_calls = len(seen.exchanges), len(seen.calls)
+        held = frozenset(consumer._subscription.assigned_partitions())
         trigger = time.monotonic()
         result = action()
         if asyncio.iscoroutine(result):
@@ -147,15 +156,25 @@ async def run_scenario(bootstrap: str, group: str, topic: str, topic2: str,
         # so nothing is recorded between the last observation and this read)
         values = kaa.metrics(consumer)
         read = time.monotonic()  # after the read: every bound taken from it is an upper one
+        kept[name] = held & frozenset(consumer._subscription.assigned_partitions())
         steps.append(Step(name, trigger, seen.exchanges[n_ex:], seen.calls[n_calls:], read,
                           values, Observed(list(seen.exchanges), list(seen.calls)),
                           partitions))
 
     def holds(count: int, since: int) -> Callable[[], bool]:
+        """This member holds ``count`` partitions, took up every SyncGroup it got (the
+        assigned listener runs once per rebalance, cooperative rounds included) since
+        ``since`` calls, and has no JoinGroup or SyncGroup in flight."""
         def check() -> bool:
-            assigned = [c for c in seen.calls[since:] if c.kind == "assigned"]
-            return bool(assigned) and len(assigned[-1].partitions) == count and not \
-                consumer._subscription.reassignment_in_progress
+            calls = seen.calls
+            assigned = [c for c in calls[since:] if c.kind == "assigned"]
+            ok_syncs = [e for e in seen.exchanges if e.api_key == SYNC_GROUP and e.ok]
+            idle = all(e.received is not None or e.raised for e in seen.exchanges)
+            last_ok = bool(ok_syncs) and seen.exchanges[-1] is ok_syncs[-1]
+            return (bool(assigned) and idle and last_ok
+                    and len([c for c in calls if c.kind == "assigned"]) == len(ok_syncs)
+                    and len(consumer._subscription.assigned_partitions()) == count
+                    and not consumer._subscription.reassignment_in_progress)
         return check
 
     def child_holds(name: str, count: int) -> Callable[[], bool]:
@@ -186,25 +205,31 @@ async def run_scenario(bootstrap: str, group: str, topic: str, topic2: str,
         if reader is not None:
             await reader
         await consumer.stop()
-    return steps, seen
+    return steps, seen, kept
 
 
+@pytest.mark.parametrize("protocol", ["eager", "cooperative"])
 def test_aiokafka_metrics_through_joins_a_crash_a_leave_and_a_subscription_change(
     kafka_broker: BrokerHandle, make_topic: Callable[..., str],
-    unique_name: Callable[[str], str],
+    unique_name: Callable[[str], str], protocol: str,
 ) -> None:
     """Java's rebalance counters equal the exchanges seen on the wire, latencies lie within
-    the test's own clock, and the leader's and member's figures match what was sent."""
+    the test's own clock, and the leader's and member's figures match what was sent; the
+    kept partitions' pause spans the join where aiokafka stops them (eager, a subscription
+    change), and only the take-up's synchronous listener call where they keep being read
+    (cooperative)."""
+    cooperative = protocol == "cooperative"
     topic, topic2 = make_topic(6), make_topic(4)
     group = unique_name("group")
     others = ChildMembers(MEMBER, {
         "bootstrap": kafka_broker.bootstrap, "group": group, "topics": [topic],
-        "strategy": "balanced-sticky", "session_timeout_ms": SESSION_MS,
+        "strategy": "cooperative-balanced-sticky" if cooperative else "balanced-sticky",
+        "runtime": cooperative, "session_timeout_ms": SESSION_MS,
         "heartbeat_interval_ms": 500, "metadata_max_age_ms": 5_000,
     })
     try:
-        steps, seen = asyncio.run(run_scenario(kafka_broker.bootstrap, group, topic, topic2,
-                                               others))
+        steps, seen, kept_by_step = asyncio.run(run_scenario(
+            kafka_broker.bootstrap, group, topic, topic2, others, cooperative))
     finally:
         others.close()
 
@@ -222,8 +247,20 @@ def test_aiokafka_metrics_through_joins_a_crash_a_leave_and_a_subscription_chang
         if step.name not in kept:
             assert math.isnan(pause), step.name  # nothing kept at the first join
             continue
-        revoked = [c for c in step.calls if c.kind == "revoked"][-1]
         assigned = [c for c in step.calls if c.kind == "assigned"][-1]
+        if cooperative and step.name != "subscription change":
+            # kept partitions were read throughout; the last round's take-up ran the
+            # (synchronous) assigned listener, which holds the event loop: that is the pause,
+            # after the round's SyncGroup was answered, nothing of the join before it
+            last_sync = [e for e in step.exchanges if e.api_key == SYNC_GROUP and e.ok][-1]
+            assert last_sync.received is not None
+            assert len(kept_by_step[step.name]) == kept[step.name], step.name
+            assert assigned.end - assigned.start <= pause, step.name
+            assert pause <= step.read - last_sync.received, (step.name, pause)
+            continue
+        revoked = [c for c in step.calls if c.kind == "revoked"][-1]
         assert len(assigned.partitions & revoked.partitions) == kept[step.name]
         # paused from before the revocation callback until after the assignment callback
+        # (a cooperative member changing its subscription revokes everything, as aiokafka)
         assert assigned.end - revoked.start <= pause <= step.read - step.trigger, step.name
+

@@ -1,8 +1,8 @@
-"""The bridge's and aiokafka's metric recording, on fakes and a fake clock (no broker)."""
+"""The bridge's metric recording, on fakes and a fake clock (no broker); aiokafka's is in
+test_aiokafka_metrics.py."""
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import math
 from types import SimpleNamespace
@@ -12,7 +12,6 @@ import pytest
 from confluent_kafka import TopicPartition as CTP
 from kafka.structs import TopicPartition as KTP
 
-from kafka_assignors.aiokafka import rebalance_metrics as _aiokafka_metrics
 from kafka_assignors.confluent._metrics import bridge_metrics
 from kafka_assignors.confluent._offsets import Progress
 from kafka_assignors.confluent._rebalance import Rebalancer
@@ -21,7 +20,6 @@ from kafka_assignors.metrics import (
     QUALITY_GROUP,
     GroupMetrics,
     attach,
-    metrics_of,
 )
 
 T = "orders"
@@ -207,155 +205,3 @@ def test_bridge_without_events_from_the_membership_client_warns_once(
         own = bridge_metrics(SimpleNamespace(), "observed")
     assert "records no rebalance events" in caplog.text
     assert coord(own)["rebalance-total"] == 0
-
-
-# --- aiokafka --------------------------------------------------------------------------
-
-
-class Response(SimpleNamespace):
-    pass
-
-
-class Subscription:
-    """aiokafka's SubscriptionState: the listener and the assigned partitions."""
-
-    def __init__(self) -> None:
-        self._listener: Any = None
-        self.partitions: set[Any] = set()
-
-    def assigned_partitions(self) -> set[Any]:
-        return set(self.partitions)
-
-
-class FakeCoordinator:
-    """aiokafka's GroupCoordinator, as far as the recording wraps and reads it."""
-
-    group_id = "g"
-
-    def __init__(self, clock: Clock) -> None:
-        self.clock = clock
-        self._subscription = Subscription()
-        self.answers: list[Any] = []
-        self.assigned: set[Any] = set()
-
-    async def _send_req(self, request: Any) -> Any:
-        self.clock.now += 0.1
-        answer = self.answers.pop(0)
-        if isinstance(answer, BaseException):
-            raise answer
-        return Response(error_code=answer)
-
-    async def _perform_assignment(self, response: Any) -> Any:
-        if response.group_protocol == "boom":
-            raise RuntimeError("assignor failed")
-        return {}
-
-    async def _on_join_prepare(self, previous_assignment: Any) -> None:
-        listener = self._subscription._listener
-        if listener is not None:
-            await listener.on_partitions_revoked(set())
-
-    async def _on_join_complete(self, *args: Any) -> None:
-        self._subscription.partitions = set(self.assigned)
-        listener = self._subscription._listener
-        if listener is not None:
-            result = listener.on_partitions_assigned(set(self.assigned))
-            if asyncio.iscoroutine(result):
-                await result
-
-    def _lookup_assignor(self, name: str) -> Any:
-        return None
-
-
-JOIN, SYNC = SimpleNamespace(API_KEY=11), SimpleNamespace(API_KEY=14)
-
-
-def recorder(clock: Clock) -> tuple[FakeCoordinator, GroupMetrics]:
-    c = FakeCoordinator(clock)
-    subscription = c._subscription
-    m = GroupMetrics(clock=clock)
-    _aiokafka_metrics._by_subscription[subscription] = m
-    installed = _aiokafka_metrics.install(c)
-    assert installed is m and metrics_of(c) is m
-    return c, m
-
-
-def test_aiokafka_counts_round_trips_with_javas_meanings() -> None:
-    """MEMBER_ID_REQUIRED and a failed SyncGroup are failed rebalances; the latency of the
-    success spans every attempt from the first JoinGroup."""
-    clock = Clock()
-    c, m = recorder(clock)
-    c.answers = [79, 0, 27, 0, 0]  # MEMBER_ID_REQUIRED, join, REBALANCE_IN_PROGRESS, join, sync
-
-    async def rebalance() -> None:
-        for request in (JOIN, JOIN, SYNC, JOIN, SYNC):
-            await c._send_req(request)
-        await c._send_req(SimpleNamespace(API_KEY=8))  # an offset commit: not counted
-
-    c.answers.append(0)
-    asyncio.run(rebalance())
-    v = coord(m)
-    assert (v["rebalance-total"], v["failed-rebalance-total"]) == (1, 2)
-    assert v["rebalance-latency-max"] == pytest.approx(500.0)  # five round trips of 0.1 s
-
-
-def test_aiokafka_no_answer_or_a_failing_assignor_is_a_failed_rebalance() -> None:
-    """A JoinGroup without an answer and a leader's assignor raising each count once; a
-    round trip cancelled by a stopping consumer counts neither way."""
-    clock = Clock()
-    c, m = recorder(clock)
-    c.answers = [ConnectionError("gone"), asyncio.CancelledError()]
-
-    async def rebalance() -> None:
-        with pytest.raises(ConnectionError):
-            await c._send_req(JOIN)
-        with pytest.raises(asyncio.CancelledError):
-            await c._send_req(JOIN)
-        with pytest.raises(RuntimeError):
-            await c._perform_assignment(SimpleNamespace(group_protocol="boom"))
-
-    asyncio.run(rebalance())
-    assert coord(m)["failed-rebalance-total"] == 2
-    assert coord(m)["rebalance-total"] == 0
-
-
-def test_aiokafka_listener_is_timed_and_the_kept_pause_spans_prepare_to_complete() -> None:
-    """The user's listener calls are timed through a proxy; kept partitions paused from the
-    prepare step until the new assignment was in place."""
-    from aiokafka.abc import ConsumerRebalanceListener
-
-    clock = Clock()
-    c, m = recorder(clock)
-
-    class Listener(ConsumerRebalanceListener):  # type: ignore[misc]
-        async def on_partitions_revoked(self, revoked: Any) -> None:
-            clock.now += 0.3
-
-        def on_partitions_assigned(self, assigned: Any) -> None:
-            clock.now += 0.2
-
-    c._subscription._listener = Listener()
-    c.assigned = {KTP(T, 0), KTP(T, 1)}
-
-    async def rebalance(previous: Any) -> None:
-        await c._on_join_prepare(previous)
-        clock.now += 1.0
-        await c._on_join_complete(1, "m", "balanced-sticky", b"")
-
-    asyncio.run(rebalance(None))
-    assert math.isnan(quality(m)["kept-partition-pause-seconds-last"])  # nothing held before
-    c.assigned = {KTP(T, 1), KTP(T, 2)}
-    asyncio.run(rebalance(SimpleNamespace(tps={KTP(T, 0), KTP(T, 1)})))
-    v, q = coord(m), quality(m)
-    assert v["partition-revoked-latency-max"] == pytest.approx(300.0)
-    assert v["partition-assigned-latency-max"] == pytest.approx(200.0)
-    assert q["kept-partition-pause-seconds-last"] == pytest.approx(1.5)
-
-
-def test_aiokafka_coordinator_of_another_shape_gets_no_metrics(
-        caplog: pytest.LogCaptureFixture) -> None:
-    """A coordinator missing a wrapped method is left alone, with one warning."""
-    _aiokafka_metrics._warned = False
-    with caplog.at_level(logging.WARNING, "kafka_assignors"):
-        assert _aiokafka_metrics.install(SimpleNamespace(group_id="g")) is None
-    assert "no rebalance metrics for aiokafka consumers" in caplog.text

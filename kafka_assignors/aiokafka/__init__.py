@@ -29,6 +29,7 @@ from collections.abc import Mapping
 from types import SimpleNamespace
 from typing import Any, cast
 
+from aiokafka import AIOKafkaConsumer as _AIOKafkaConsumer
 from aiokafka.coordinator.assignors.abstract import (
     AbstractPartitionAssignor as _AIOAbstractAssignor,
 )
@@ -43,11 +44,16 @@ from ..kafka_python.assignors import BalancedStickyAssignor as _BalancedSticky
 from ..kafka_python.assignors import (
     CooperativeBalancedStickyAssignor as _CooperativeBalancedSticky,
 )
+from ..metrics import Binding, register
 from ..protocol.leader import MODE_EAGER
 from . import rebalance_metrics
 from .runtime import AIOKafkaConsumer
 
 log = logging.getLogger("kafka_assignors")
+
+# kafka_assignors.metrics.instrument / the exporters, for aiokafka consumers (ours included)
+register(_AIOKafkaConsumer, Binding("an aiokafka AIOKafkaConsumer", rebalance_metrics.instrument,
+                                    rebalance_metrics.consumer_metrics))
 
 __all__ = [
     "AIOKafkaAssignor",
@@ -65,21 +71,13 @@ class AIOKafkaAssignor(_AIOAbstractAssignor):  # type: ignore[misc]
     def __init__(self, inner: KafkaPythonAssignor) -> None:
         # ``inner`` keeps one consumer's state: one wrapper (and inner instance) per consumer
         self._inner = inner
-        #: the aiokafka ``GroupCoordinator`` this wrapper serves, once ``instrument()`` bound it
-        #: (its ``generation`` dates the partitions this member announces)
+        #: the aiokafka ``GroupCoordinator`` this wrapper serves, once bound to it (its
+        #: ``generation`` dates the partitions this member announces)
         self._coordinator: weakref.ReferenceType[Any] | None = None
-        #: the consumer ``instrument()`` was called on before ``start()``: its coordinator is
-        #: instrumented at the first JoinGroup (``metadata()``), before that request is sent
-        self._instrumented: weakref.ReferenceType[Any] | None = None
-
-    def watch(self, consumer: Any) -> None:
-        """Instrument ``consumer``'s coordinator as soon as it asks for this member's
-        subscription (``kafka_assignors.metrics.instrument`` calls this before ``start()``)."""
-        self._instrumented = weakref.ref(consumer)
 
     def bind(self, coordinator: Any) -> None:
-        """Read the generation from ``coordinator`` (``kafka_assignors.metrics.instrument``
-        calls this once the consumer has started)."""
+        """Read the generation from ``coordinator`` (our ``AIOKafkaConsumer`` and
+        ``kafka_assignors.metrics.instrument`` call this once the coordinator is built)."""
         self._inner.bind(coordinator)
         self._coordinator = weakref.ref(coordinator)
 
@@ -102,10 +100,6 @@ class AIOKafkaAssignor(_AIOAbstractAssignor):  # type: ignore[misc]
         return self._inner.last_report
 
     def metadata(self, topics: Any) -> bytes:
-        consumer = self._instrumented() if self._instrumented is not None else None
-        if consumer is not None and getattr(consumer, "_coordinator", None) is not None:
-            self._instrumented = None
-            rebalance_metrics.instrument_started(consumer)  # before this JoinGroup is sent
         # a plain aiokafka consumer has no cooperative protocol: it runs eager
         sub: ConsumerProtocolSubscription = self._inner.subscription(topics, self.protocol_mode)
         return bytes(sub.encode())

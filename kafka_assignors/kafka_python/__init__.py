@@ -17,6 +17,7 @@
 
 from __future__ import annotations
 
+from . import instrument as _instrument  # noqa: F401  (registers kafka-python's metrics binding)
 from .assignor import KafkaPythonAssignor
 from .consumer import KafkaConsumer, RuntimeUnavailableError
 from .fixes import patch_rejoin_hang

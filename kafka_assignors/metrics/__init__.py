@@ -25,6 +25,8 @@ from typing import Any
 
 from kafka.metrics import MetricConfig, Metrics
 
+from . import _registry
+from ._registry import Binding, register
 from .quality import LeaderFigures, QualitySensors
 from .rebalance import ListenerKind, RebalanceSensors
 
@@ -148,43 +150,21 @@ def instrument(consumer: Any) -> GroupMetrics | None:
     timing kafka-python's coordinator methods, which still run unchanged (the coordinator
     gets the runtime's class with the metrics feature alone; with ``patch_rejoin_hang``, in
     either order, the same class as the two in one). Also takes an
-    ``aiokafka.AIOKafkaConsumer`` (before or after ``start()``). Idempotent; None when the
-    consumer was built with ``metrics_enabled=False``. Raises ``RuntimeError`` naming what
-    is missing if the client lacks a name the metrics rely on, and ``TypeError`` for
-    another object. ``kafka_assignors.kafka_python.KafkaConsumer`` does this itself.
+    ``aiokafka.AIOKafkaConsumer`` or ``kafka_assignors.aiokafka.AIOKafkaConsumer`` (before or
+    after ``start()``). Idempotent; None when the consumer was built with
+    ``metrics_enabled=False``. Raises ``RuntimeError`` naming what is missing if the client
+    lacks a name the metrics rely on, and ``TypeError`` for another object.
+    ``kafka_assignors.kafka_python.KafkaConsumer`` does this itself.
+
+    Each client binding registers what it offers (:mod:`._registry`): this layer names no
+    client.
     """
-    module = type(consumer).__module__
-    if module.startswith("aiokafka"):
-        return _instrument_aiokafka(consumer)
-    coordinator = getattr(consumer, "_coordinator", None)
-    if not module.startswith(("kafka.", "kafka_assignors")) or coordinator is None:
-        raise TypeError(f"instrument() takes a kafka-python KafkaConsumer or an aiokafka "
-                        f"AIOKafkaConsumer, not {type(consumer).__name__}")
-    from ..kafka_python.compat import KAFKA_PYTHON_2
-
-    if KAFKA_PYTHON_2:
-        raise RuntimeError("kafka_assignors.metrics.instrument needs kafka-python 3")
-    from ..kafka_python.runtime import manifest
-    from ..kafka_python.runtime import metrics as runtime_metrics
-
-    done = metrics_of(consumer)
-    if done is not None:
-        return done
-    missing = manifest.missing(coordinator, {"metrics"})
-    if missing:
-        raise RuntimeError("kafka_assignors.metrics.instrument: this kafka-python lacks "
-                           f"{', '.join(missing)}")
-    found = runtime_metrics.install(coordinator)
-    if found is not None:
-        attach(consumer, found)
-    return found
+    binding = _registry.binding_for(consumer)
+    if binding is None:
+        raise TypeError(f"instrument() takes {_registry.described()}, "
+                        f"not {type(consumer).__name__}")
+    return binding.instrument(consumer)
 
 
-def _instrument_aiokafka(consumer: Any) -> GroupMetrics:
-    from ..aiokafka.rebalance_metrics import instrument as instrument_aiokafka
-
-    return instrument_aiokafka(consumer)
-
-
-__all__ = ["ATTRIBUTE", "COORDINATOR_GROUP", "QUALITY_GROUP", "GroupMetrics", "LeaderFigures",
-           "attach", "instrument", "metrics_of"]
+__all__ = ["ATTRIBUTE", "COORDINATOR_GROUP", "QUALITY_GROUP", "Binding", "GroupMetrics",
+           "LeaderFigures", "attach", "instrument", "metrics_of", "register"]

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from . import COORDINATOR_GROUP, QUALITY_GROUP, GroupMetrics, metrics_of
+from . import COORDINATOR_GROUP, QUALITY_GROUP, GroupMetrics, _registry, metrics_of
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,12 +40,11 @@ def group_metrics(target: object) -> GroupMetrics:
     if isinstance(target, GroupMetrics):
         return target
     found = metrics_of(target)
-    if found is None and type(target).__module__.startswith("aiokafka"):
-        # an aiokafka consumer gets its metrics attached when first asked for them (they are
-        # recorded from its first join with our assignors, started or not)
-        from ..aiokafka.rebalance_metrics import consumer_metrics
-
-        found = consumer_metrics(target)
+    if found is None:
+        # a client whose consumers get their metrics attached when first asked for them
+        binding = _registry.binding_for(target)
+        if binding is not None and binding.find is not None:
+            found = binding.find(target)
     if found is None:
         raise TypeError(
             f"{type(target).__name__} carries no kafka-assignors metrics: pass a kafka-python "

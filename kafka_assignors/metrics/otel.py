@@ -113,7 +113,7 @@ def register(target: object, meter_provider: MeterProvider | None = None) -> Ote
     with _LOCK:
         entry = _EXPORTS.get(id(provider))
         if entry is None or entry[0] is not provider:
-            from .. import __version__
+            from .._version import __version__
 
             entry = _EXPORTS[id(provider)] = (
                 provider, OtelExport(provider.get_meter(METER_NAME, __version__))

@@ -61,6 +61,32 @@ INSTANCE: tuple[tuple[str, tuple[str, ...]], ...] = (
                           "_group_subscription", "_closing", "_rebalance_timeout_ms",
                           "generation", "member_id", "group_id")),
 )
+#: What the rebalance metrics (:mod:`kafka_assignors.aiokafka.rebalance_metrics`) override or
+#: read besides the above, checked by ``instrument()`` before it changes a class (a plain
+#: aiokafka consumer gets the metrics alone: :func:`metrics_missing` checks only these).
+METRICS_METHODS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
+    ("GroupCoordinator", "_send_req", ("request",)),
+    ("GroupCoordinator", "_perform_assignment", ("response",)),
+    ("GroupCoordinator", "_on_join_prepare", ("previous_assignment",)),
+    ("GroupCoordinator", "_on_join_complete",
+     ("generation", "member_id", "protocol", "member_assignment_bytes")),
+    ("GroupCoordinator", "_maybe_leave_group", ()),
+    ("GroupCoordinator", "reset_generation", ()),
+    ("GroupCoordinator", "_lookup_assignor", ("name",)),
+    ("SubscriptionState", "assigned_partitions", ()),
+    ("AIOKafkaConsumer", "start", ()),
+)
+METRICS_PROPERTIES: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("SubscriptionState", ("listener", "reassignment_in_progress")),
+    ("Assignment", ("tps",)),
+)
+#: ``(object, attributes)``: the listener is put behind a timing proxy while a coordinator
+#: step runs (then put back); the client id tags the metrics.
+METRICS_INSTANCE: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("AIOKafkaConsumer", ("_coordinator", "_subscription", "_client")),
+    ("GroupCoordinator", ("_subscription", "_assignors", "group_id")),
+    ("SubscriptionState", ("_listener",)),
+)
 #: Public aiokafka names used ("module:attribute.attribute").
 PUBLIC: tuple[str, ...] = (
     "aiokafka.consumer.group_coordinator:GroupCoordinator",
@@ -124,24 +150,46 @@ def class_missing(classes: dict[str, Any] | None = None) -> tuple[str, ...]:
     """What the aiokafka classes lack of :data:`METHODS` and :data:`PROPERTIES`: names
     (``GroupCoordinator._on_join_complete``), or a name and the parameters expected."""
     classes = _classes() if classes is None else classes
+    return _class_missing(classes, METHODS, PROPERTIES)
+
+
+def _class_missing(classes: dict[str, Any],
+                   methods: tuple[tuple[str, str, tuple[str, ...]], ...],
+                   properties: tuple[tuple[str, tuple[str, ...]], ...]) -> tuple[str, ...]:
     out: list[str] = []
-    for where, name, params in METHODS:
+    for where, name, params in methods:
         cls = classes.get(where)
         func = getattr(cls, name, None) if cls is not None else None
         if func is None:
             out.append(f"{where}.{name}")
         elif _parameters(func) != params:
             out.append(f"{where}.{name}({', '.join(params)})")
-    for where, names in PROPERTIES:
+    for where, names in properties:
         cls = classes.get(where)
         out.extend(f"{where}.{n}" for n in names if cls is None or not hasattr(cls, n))
     return tuple(out)
 
 
-def instance_missing(where: str, obj: object) -> tuple[str, ...]:
-    """What ``obj`` (aiokafka's ``where``) lacks of :data:`INSTANCE`."""
-    names = dict(INSTANCE)[where]
+def instance_missing(where: str, obj: object,
+                     required: tuple[tuple[str, tuple[str, ...]], ...] = INSTANCE,
+                     ) -> tuple[str, ...]:
+    """What ``obj`` (aiokafka's ``where``) lacks of :data:`INSTANCE` (or ``required``)."""
+    names = dict(required)[where]
     return tuple(f"{where}.{n}" for n in names if not hasattr(obj, n))
+
+
+def metrics_missing(coordinator: object | None = None) -> tuple[str, ...]:
+    """What the installed aiokafka lacks of the rebalance metrics' requirements; with
+    ``coordinator`` (a built ``GroupCoordinator``), its own attributes and its
+    ``SubscriptionState``'s too."""
+    classes = _classes()
+    out = list(_class_missing(classes, METRICS_METHODS, METRICS_PROPERTIES))
+    if coordinator is not None:
+        out.extend(instance_missing("GroupCoordinator", coordinator, METRICS_INSTANCE))
+        subscription = getattr(coordinator, "_subscription", None)
+        if subscription is not None:
+            out.extend(instance_missing("SubscriptionState", subscription, METRICS_INSTANCE))
+    return tuple(out)
 
 
 def missing_for_consumer(consumer: object) -> tuple[str, ...]:
@@ -152,8 +200,9 @@ def missing_for_consumer(consumer: object) -> tuple[str, ...]:
 
 def names() -> tuple[str, ...]:
     """Every internal name, qualified by where it lives, sorted."""
-    found = {f"{w}.{n}" for w, n, _ in METHODS}
-    found.update(f"{w}.{n}" for w, group in PROPERTIES + INSTANCE for n in group)
+    found = {f"{w}.{n}" for w, n, _ in METHODS + METRICS_METHODS}
+    found.update(f"{w}.{n}" for w, group in
+                 PROPERTIES + INSTANCE + METRICS_PROPERTIES + METRICS_INSTANCE for n in group)
     return tuple(sorted(found))
 
 
