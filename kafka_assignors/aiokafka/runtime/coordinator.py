@@ -83,8 +83,8 @@ class CooperativeGroupCoordinator(GroupCoordinator):  # type: ignore[misc]
             if callable(bind) and not isinstance(assignor, type):
                 bind(coordinator)
         coordinator.__class__ = cls
-        coordinator._ka_cooperative = cooperative
         adopted: CooperativeGroupCoordinator = coordinator
+        adopted._ka_cooperative = cooperative  # our class's own state, on the adopted object
         return adopted
 
     # --- aiokafka's steps ---------------------------------------------------------------
