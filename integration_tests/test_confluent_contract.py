@@ -740,6 +740,36 @@ def sc_dropped_without_close(make: Make, topic: str) -> Obs:
     return obs
 
 
+def sc_unsubscribe_hand_back(make: Make, topic: str) -> Obs:
+    """``unsubscribe()`` returns at once: the rebalance callbacks, in order, each with the
+    call that ran it, and the offsets the hand-back committed (auto-commit, whose interval
+    is too long to commit before)."""
+    where = ["subscribe"]
+    events: list[Any] = []
+
+    def cb(name: str) -> Callable[[Any, list[Any]], None]:
+        def run(consumer: Any, partitions: list[Any]) -> None:
+            events.append((name, where[0], sorted(tp.partition for tp in partitions)))
+        return run
+
+    c = make(**{"auto.commit.interval.ms": 600_000})
+    c.subscribe([topic], on_assign=cb("assign"), on_revoke=cb("revoke"), on_lost=cb("lost"))
+    where[0] = "poll"
+    obs: Obs = {"read": len(poll_until(c, 2 * PER_PARTITION))}
+    where[0] = "unsubscribe"
+    obs["unsubscribe"] = outcome(c.unsubscribe)
+    where[0] = "poll after unsubscribe"
+    for _ in range(5):
+        c.poll(0.2)
+    obs["callbacks"] = events
+    parts = [TopicPartition(topic, p) for p in range(PARTITIONS)]
+    obs["committed"] = [tp.offset for tp in c.committed(parts, timeout=10)]
+    where[0] = "close"
+    obs["close"] = outcome(c.close)
+    obs["callbacks in close"] = [e for e in events if e[1] == "close"]
+    return obs
+
+
 def sc_callback_errors(make: Make, topic: str) -> Obs:
     """An exception raised by ``on_revoke`` run for ``unsubscribe()``, then for ``close()``:
     where the application gets it."""
@@ -799,6 +829,7 @@ SCENARIOS: dict[str, Callable[[Make, str], Obs]] = {
     "statistics": sc_statistics,
     "identity-in-close-callback": sc_identity_in_close_callback,
     "callback-errors": sc_callback_errors,
+    "unsubscribe-hand-back": sc_unsubscribe_hand_back,
     "dropped-without-close": sc_dropped_without_close,
     "assign-in-on-assign": sc_assign_in_on_assign,
     "assign-outside-callbacks": sc_assign_outside_callbacks,

@@ -82,6 +82,9 @@ class BridgedConsumer(CallbackRules, Consumer):
         protocol = rebalance_protocol(self._assignors)
         self._closed = False
         self._subscribed = False
+        #: unsubscribe() was called: the next poll()/consume()/close() (or subscribe()) hands
+        #: the partitions back and then leaves, as librdkafka serves the revoke from there
+        self._leaving = False
         #: the group has joined once: its rebalance protocol is known (as librdkafka's)
         self._joined = False
         #: a callback's error from inside subscribe()/unsubscribe()/close(), raised later
@@ -184,6 +187,12 @@ class BridgedConsumer(CallbackRules, Consumer):
                 "subscribe() takes topic names, or only regexes (starting with ^), not both: "
                 "the membership client subscribes to a list or to one pattern",
             ))
+        if self._leaving:  # unsubscribe() not yet served by a poll(): hand back here
+            try:
+                self._leave()
+            except Exception as exc:  # raised by the next poll(), as a step run here
+                log.error("handing partitions back failed: %r", exc)
+                self._deferred = self._deferred or exc
         if self._manual:  # from manual assignment to the group's
             self._manual_auto_commit(final=True)
             _Base.unassign(self)
@@ -211,21 +220,36 @@ class BridgedConsumer(CallbackRules, Consumer):
         self._membership.start()
 
     def unsubscribe(self) -> None:
-        """Hand every partition back (on_revoke, commit) and leave the group."""
+        """Leave the group; as confluent-kafka's, it returns at once and runs no callback:
+        the next poll()/consume() (or close()) hands every partition back (on_revoke, the
+        final auto-commit) and only then leaves, so the next owner starts after the commit."""
         self._check_usable("unsubscribe")
         if self._subscribed:
-            try:
-                self._hand_back(_monotonic() + CLOSE_TIMEOUT_S)
-            except Exception as exc:  # a callback's: raised by the next poll(), as plain's
-                self._deferred = self._deferred or exc
-            self._next_service = 0.0
+            self._leaving = True
+            self._next_service = 0.0  # the next poll() serves at once, before any message
             self._fast = False
-            try:
-                self._membership.client.unsubscribe()
-            except kp_errors.KafkaError as exc:
-                raise as_kafka_exception(exc) from exc
-            finally:
-                self._subscribed = False
+
+    def _leave(self) -> None:
+        """What unsubscribe() asked for: hand back, then the membership client leaves.
+
+        Raises a callback's error (or the leave's) after the member has left, as
+        confluent-kafka raises it from the poll() that served the revoke.
+        """
+        self._leaving = False
+        failure: BaseException | None = None
+        try:
+            self._hand_back(_monotonic() + CLOSE_TIMEOUT_S)
+        except Exception as exc:
+            failure = exc
+        self._fast = False
+        try:
+            self._membership.client.unsubscribe()
+        except kp_errors.KafkaError as exc:
+            failure = failure or as_kafka_exception(exc)
+        finally:
+            self._subscribed = False
+        if failure is not None:
+            raise failure
 
     def _hand_back(self, deadline: float) -> None:
         """Finish a rebalance in progress, stop the membership thread, release everything."""
@@ -362,6 +386,9 @@ class BridgedConsumer(CallbackRules, Consumer):
         self._next_service = now + SERVICE_TICK_S
         self._raise_deferred()  # as confluent-kafka, which runs those callbacks in poll()
         self._membership.touch(now)
+        if self._leaving:  # unsubscribe()'s hand-back, before any message
+            self._leave()
+            self._raise_deferred()  # a step's callback error served meanwhile
         stalled = self._membership.take_stall()
         if stalled is not None:
             # as librdkafka: the error first, once; on_lost (and the rejoin) from the next
