@@ -759,7 +759,8 @@ def sc_unsubscribe_hand_back(make: Make, topic: str) -> Obs:
     where[0] = "unsubscribe"
     obs["unsubscribe"] = outcome(c.unsubscribe)
     where[0] = "poll after unsubscribe"
-    for _ in range(5):
+    deadline = time.monotonic() + 30  # until the revoke comes (bounded: a loaded machine)
+    while time.monotonic() < deadline and not any(e[0] == "revoke" for e in events):
         c.poll(0.2)
     obs["callbacks"] = events
     parts = [TopicPartition(topic, p) for p in range(PARTITIONS)]
