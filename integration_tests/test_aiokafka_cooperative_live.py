@@ -183,4 +183,7 @@ def test_cooperative_members_keep_reading_what_they_keep(
     ours, alone = outcomes["cooperative"], outcomes["aiokafka-roundrobin"]
     assert ours.moved == 3, summary  # one partition from each of the three
     assert ours.kept_pause_s <= ours.floor_s + FLUSH_S + SLACK_S, summary
-    assert ours.kept_pause_s < alone.kept_pause_s, summary
+    # each beyond its own floor: the two runs are one after the other, and a machine busier
+    # during one (its floor, the gap between records before the join, says so) must not
+    # decide which stopped its kept partitions longer
+    assert ours.kept_pause_s - ours.floor_s < alone.kept_pause_s - alone.floor_s, summary

@@ -543,8 +543,11 @@ def sc_close_commit_after_rebalance(make: Make, topic: str) -> Obs:
 
 
 def sc_fenced(make: Make, topic: str) -> Obs:
-    """A second static member with the same group.instance.id fences the first."""
-    instance = {"group.instance.id": f"static-{uuid.uuid4().hex[:6]}"}
+    """A second static member with the same group.instance.id fences the first: its next
+    poll() reports ``_FATAL``, as confluent-kafka's, from the heartbeat alone (no automatic
+    commit, whose refusal would also tell the bridge: the heartbeat must)."""
+    instance = {"group.instance.id": f"static-{uuid.uuid4().hex[:6]}",
+                "enable.auto.commit": False}
     first = make(**instance)
     first.subscribe([topic])
     obs: Obs = {"assigned": len(wait_assigned(first))}
