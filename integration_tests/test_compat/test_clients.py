@@ -17,7 +17,8 @@ from .matrix import client_floor, compat, installed
 BRIDGE = "integration_tests/test_confluent_bridge.py"
 PROTOCOL = "integration_tests/test_consumer_protocol_live.py"
 AIOKAFKA = "integration_tests/test_aiokafka_live.py"
-AIOKAFKA_METRICS = "integration_tests/test_metrics_aiokafka.py"
+AIOKAFKA_METRICS = ("integration_tests/test_metrics_aiokafka.py::"
+                    "test_aiokafka_metrics_through_joins_a_crash_a_leave_and_a_subscription_change")
 
 
 def versions(package: str) -> list[str]:
@@ -75,4 +76,4 @@ def test_aiokafka_mixed_group(client_version: str, kafka_broker: BrokerHandle) -
     name = "test_mixed_group_through_join_leave_and_crash_stays_valid_balanced_and_sticky"
     _run("aiokafka", client_version, kafka_broker,
          [f"{AIOKAFKA}::{name}[aiokafka-leads]", f"{AIOKAFKA}::{name}[kafka-python-leads]",
-          AIOKAFKA_METRICS])
+          f"{AIOKAFKA_METRICS}[eager]", f"{AIOKAFKA_METRICS}[cooperative]"])
