@@ -65,10 +65,13 @@ def _unreadable(coordinator: Any) -> str:
     global _warned
     if not any(c.__module__.startswith("kafka.") for c in type(coordinator).__mro__):
         return f"{type(coordinator).__name__} is no kafka-python ConsumerCoordinator"
-    from ..kafka_python.runtime import kafka_python_version, manifest
-
-    lacking = manifest.missing(coordinator, manifest.CONNECTION)
-    why = (f"kafka-python {kafka_python_version()} lacks "
+    # the names are the runtime's manifest's feature "connection"; named here, not imported
+    # from it (this layer sits below the client bindings)
+    lacking = [name for name, found in (
+        ("ConsumerCoordinator._manager", getattr(coordinator, "_manager", None)),
+        ("ConsumerCoordinator._client", getattr(coordinator, "_client", None)),
+    ) if found is None]
+    why = (f"kafka-python {_kafka_python_version()} lacks "
            f"{', '.join(lacking) or 'a connection manager config dict'}, where kafka-assignors "
            "reads the consumer's connection settings for its weight sources; pass them "
            "explicitly (consumer={'connection': {...}, 'group_id': ...})")
@@ -76,6 +79,14 @@ def _unreadable(coordinator: Any) -> str:
         _warned = True
         log.warning(why)
     return why
+
+
+def _kafka_python_version() -> str:
+    try:
+        from kafka.version import __version__
+    except ImportError:
+        return "unknown"
+    return str(__version__)
 
 
 def resolve_settings(explicit: Mapping[str, Any] | None,
