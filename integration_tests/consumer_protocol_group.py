@@ -32,6 +32,27 @@ def broker_assignors(bootstrap: str) -> list[str]:
     return found
 
 
+def set_group_timing(bootstrap: str, group: str, *, session_ms: int, heartbeat_ms: int) -> None:
+    """Give one consumer-protocol group its session timeout and heartbeat interval (the group
+    configs ``consumer.session.timeout.ms`` and ``consumer.heartbeat.interval.ms``: on this
+    protocol the broker sets both, not the member). The test broker allows sessions from 3 s
+    and heartbeats from 1 s; Kafka's default minimums are 45 s and 5 s."""
+    from confluent_kafka.admin import (  # type: ignore[attr-defined]  # not re-exported
+        AdminClient,
+        AlterConfigOpType,
+        ConfigEntry,
+        ConfigResource,
+        ResourceType,
+    )
+
+    entries = [ConfigEntry(name, str(value), incremental_operation=AlterConfigOpType.SET)
+               for name, value in (("consumer.session.timeout.ms", session_ms),
+                                   ("consumer.heartbeat.interval.ms", heartbeat_ms))]
+    resource = ConfigResource(ResourceType.GROUP, group, incremental_configs=entries)
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    admin.incremental_alter_configs([resource])[resource].result(30)
+
+
 def require_balanced_sticky(bootstrap: str) -> None:
     """Skip unless the broker has our assignor (the project's image lists it first)."""
     if "balanced-sticky" not in broker_assignors(bootstrap):

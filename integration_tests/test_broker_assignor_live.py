@@ -33,7 +33,7 @@ from kafka_assignors.core.metrics import count_spread, moved_partitions, topic_s
 from .broker_view import describe
 from .child_members import ChildMembers
 from .conftest import BrokerHandle
-from .consumer_protocol_group import by_topic_set, require_balanced_sticky
+from .consumer_protocol_group import by_topic_set, require_balanced_sticky, set_group_timing
 
 log = logging.getLogger(__name__)
 
@@ -100,24 +100,9 @@ class _Group(ChildMembers):
 
 
 def _short_sessions(bootstrap: str, group: str) -> None:
-    """The group configs consumer.session.timeout.ms, so a crash is noticed in 6 s, and
-    consumer.heartbeat.interval.ms, so live members heartbeat often enough not to expire too
-    (the test broker allows both; Kafka's default minimums are 45 s and 5 s)."""
-    from confluent_kafka.admin import (  # type: ignore[attr-defined]  # not re-exported
-        AdminClient,
-        AlterConfigOpType,
-        ConfigEntry,
-        ConfigResource,
-        ResourceType,
-    )
-
-    resource = ConfigResource(ResourceType.GROUP, group, incremental_configs=[
-        ConfigEntry("consumer.session.timeout.ms", str(SESSION_MS),
-                    incremental_operation=AlterConfigOpType.SET),
-        ConfigEntry("consumer.heartbeat.interval.ms", str(HEARTBEAT_MS),
-                    incremental_operation=AlterConfigOpType.SET)])
-    admin = AdminClient({"bootstrap.servers": bootstrap})
-    admin.incremental_alter_configs([resource])[resource].result(30)
+    """Sessions short enough that a crash is noticed in 6 s, and heartbeats often enough
+    that live members do not expire too."""
+    set_group_timing(bootstrap, group, session_ms=SESSION_MS, heartbeat_ms=HEARTBEAT_MS)
 
 
 def _core(subs: Mapping[str, list[str]], counts: Mapping[str, int],

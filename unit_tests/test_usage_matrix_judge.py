@@ -335,3 +335,54 @@ def test_a_close_without_leave_group_after_the_mark_is_noted_not_judged(
     assert judged == ["records lost: 1 (alone 0)"]
     assert sorted(noted) == ["join + close: never settled within 45 s (alone 1.0 s)",
                              "members expelled: 1 (alone 0)"]
+
+
+def test_a_failed_async_commit_then_its_partition_given_up_is_the_clients_defect(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """kafka-python's ``commit_async`` fails (2.3.3: NodeNotReadyError) and the member gives
+    the partition up before a later commit of it succeeds: the member script says so once.
+    A failure whose partition was committed again, or stays held, or moved only later than
+    a heartbeat after it, is not the defect."""
+    from kafka.structs import TopicPartition
+
+    from integration_tests.usage_matrix import kafka_python_member as member
+
+    def said() -> list[str]:
+        return [json.loads(line)["defect"] for line in capsys.readouterr().out.splitlines()]
+
+    tp0, tp1 = TopicPartition(T, 0), TopicPartition(T, 1)
+    witness = member.AsyncCommitWitness()
+    witness.commit_done([tp0], RuntimeError("NodeNotReadyError"))
+    witness.commit_done([tp0], None)  # committed again: nothing left uncommitted
+    witness.gave_up([[T, 0]])
+    witness.commit_done([tp1], RuntimeError("NodeNotReadyError"))
+    witness.gave_up([[T, 0]])  # another partition moved
+    assert said() == []
+    witness.failed[(T, 1)] -= member.AsyncCommitWitness.WITHIN_S + 1  # long before the move
+    witness.gave_up([[T, 1]])
+    assert said() == []
+    witness.commit_done([tp1], RuntimeError("NodeNotReadyError"))
+    witness.gave_up([[T, 1]])
+    witness.gave_up([[T, 1]])
+    assert said() == ["commit"]
+
+
+def test_on_a_client_ours_only_assigns_its_own_defects_are_noted_not_judged() -> None:
+    """Where ours is the client with our assignor only (``Client.ours_plain``: kafka-python
+    2.x), a witnessed commit defect's re-reads on ours are noted; elsewhere they are judged."""
+    from integration_tests.usage_matrix.judge import side_result
+    from integration_tests.usage_matrix.runner import judge
+
+    def pair() -> PairResult:
+        defect = {"event": "client-defect", "defect": "commit", "mono": 1.0}
+        ours = side_result("s", "g", {"m1": [defect]}, set(), [], False, {})
+        ours.settle, ours.duplicates = {"join": 2.0}, 1
+        return PairResult(PLANS_CELL, "eager", ours, side(settle={"join": 2.0}))
+
+    judged = pair()
+    judge(judged, None)
+    assert judged.worse == ["records read twice: 1 (alone 0)"]
+    noted = pair()
+    judge(noted, None, ours_plain=True)
+    assert noted.worse == []
+    assert "records read twice: 1" in noted.ours.extra["the client's own defects (not judged)"]

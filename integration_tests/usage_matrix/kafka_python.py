@@ -119,8 +119,8 @@ def consumer_protocol_client() -> Client:
     """The same cells with ours on the consumer group protocol (KIP-848:
     ``group_protocol="consumer"``, the broker's balanced-sticky assigning), beside kafka-python
     alone on the classic protocol with its cooperative assignor (its incremental rebalance:
-    the nearest it has). Judged as the cooperative column (incremental on both sides); the
-    slow-session cell's session and heartbeat options are the broker's on our side."""
+    the nearest it has). Judged as the cooperative column (incremental on both sides); ours'
+    session and heartbeat are its group's configs, set to alone's before each cell."""
     import kafka
 
     here = client()
@@ -141,7 +141,25 @@ def consumer_protocol_client() -> Client:
         cells=CELLS,
         base_options=BASE_OPTIONS,
         describe=describe_848,
+        prepare_ours=alone_timing_on_the_broker,
     )
+
+
+def alone_timing_on_the_broker(bootstrap: str, group: str, options: Mapping[str, Any]) -> None:
+    """Ours' group gets the session timeout and heartbeat interval alone's members use (the
+    cell's options, else kafka-python's defaults): on the consumer protocol the broker sets
+    them, and with its defaults (45 s, 5 s) ours would learn of each change up to 5 s after
+    a kafka-python member heartbeating every 3 s does: a cadence, not a client, compared."""
+    import kafka
+
+    from ..consumer_protocol_group import set_group_timing
+
+    defaults = kafka.KafkaConsumer.DEFAULT_CONFIG
+    set_group_timing(
+        bootstrap, group,
+        session_ms=int(options.get("session_timeout_ms", defaults["session_timeout_ms"])),
+        heartbeat_ms=int(options.get("heartbeat_interval_ms",
+                                     defaults["heartbeat_interval_ms"])))
 
 
 def client_on(version: str, *, name: str, protocols: Sequence[str] = ("eager", "cooperative"),

@@ -32,5 +32,7 @@ CELLS_2 = tuple(dataclasses.replace(cell, clean=False) if cell.key in ITERATOR_R
 
 
 def client() -> Client:
-    return client_on(VERSION, name="kafka-python-2", protocols=("eager",), options=OPTIONS,
-                     runtime="none (kafka-python 3 only)", cells=CELLS_2)
+    return dataclasses.replace(
+        client_on(VERSION, name="kafka-python-2", protocols=("eager",), options=OPTIONS,
+                  runtime="none (kafka-python 3 only)", cells=CELLS_2),
+        ours_plain=True)

@@ -143,6 +143,44 @@ class CommitDefectWitness:
 COMMIT_DEFECT = CommitDefectWitness()
 
 
+class AsyncCommitWitness:
+    """Sees kafka-python's own failed ``commit_async`` whose partition it then gave up: the
+    commit failed (kafka-python 2.3.3: ``NodeNotReadyError`` while its connection to the
+    coordinator had requests in flight), the member lost the partition before any later
+    commit of it succeeded, so the partition's next owner re-reads what it covered. Either
+    side can draw it: on a side that is kafka-python with an assignor only, the re-reads are
+    kafka-python's (``judge.split_client_defect``). Said once per member."""
+
+    #: a revocation this soon after the failure came before the member could commit again
+    #: (kafka-python's default heartbeat interval: the next rebalance's notice)
+    WITHIN_S = 3.0
+
+    def __init__(self) -> None:
+        self.failed: dict[tuple[str, int], float] = {}
+        self.said = False
+
+    def commit_done(self, offsets: Any, error: Exception | None) -> None:
+        now = time.monotonic()
+        for tp in offsets:
+            if error is None:
+                self.failed.pop((tp.topic, tp.partition), None)
+            else:
+                self.failed[(tp.topic, tp.partition)] = now
+
+    def gave_up(self, partitions: Any) -> None:
+        now = time.monotonic()
+        hit = sorted(tp for tp in map(tuple, partitions)
+                     if now - self.failed.get(tp, -1e9) < self.WITHIN_S)
+        if hit and not self.said:
+            self.said = True
+            emit("client-defect", defect="commit", what=f"kafka-python's commit_async of "
+                 f"{hit} failed and the member gave the partitions up before it committed "
+                 "them again")
+
+
+ASYNC_COMMITS = AsyncCommitWitness()
+
+
 class JoinDefectWitness:
     """Sees kafka-python 3's own join defect (docs/upstream.md §1) on a member: REBALANCING,
     its JoinGroup/SyncGroup round trip finished, and no rejoin needed, so no poll will ever
@@ -256,6 +294,7 @@ class Member:
     def observe(self) -> None:
         held = tps(self.consumer.assignment())
         if held != self.held:
+            ASYNC_COMMITS.gave_up(p for p in self.held if p not in held)
             self.held = held
             emit("assignment", held=held)
 
@@ -318,6 +357,7 @@ class Member:
                 emit("slow-done")
 
     def async_done(self, offsets: Any, response: Any) -> None:
+        ASYNC_COMMITS.commit_done(offsets, response if isinstance(response, Exception) else None)
         if isinstance(response, Exception):
             emit("async-commit-failed", type=type(response).__name__)
             COMMIT_DEFECT.commit_failed(type(response).__name__)

@@ -62,6 +62,13 @@ class Client:
     #: also run ours as the plain one line (member config ``runtime: False``: the client's
     #: own consumer class with our assignor, no runtime), judged against alone as ours is
     plain: bool = False
+    #: ours is the client's own consumer with our assignor only (no runtime: kafka-python
+    #: 2.x), so the client's own witnessed defects on ours are noted, as on the plain side
+    ours_plain: bool = False
+    #: called with (bootstrap, group id, the cell's consumer options) before ours' members
+    #: start: where ours speaks a protocol whose session and heartbeat the broker sets, this
+    #: gives its group what alone's members set themselves (the same cadence on both sides)
+    prepare_ours: Callable[[str, str, Mapping[str, Any]], None] | None = None
 
 
 def _since(side: Side, name: str, event: str, bound: float) -> float | None:
@@ -152,14 +159,28 @@ def static_restart(side: Side, cell: Cell) -> None:
 
 
 def _rebalancing(bootstrap: str, group_id: str, bound: float) -> bool:
-    """Wait (bounded) until the broker reports the group rebalancing."""
+    """Wait (bounded) until the broker reports the group rebalancing: a classic group
+    preparing or completing a rebalance, a consumer-protocol (KIP-848) group assigning or
+    reconciling (DescribeGroups answers only for classic groups: those ask
+    ConsumerGroupDescribe)."""
+    from confluent_kafka.admin import AdminClient
+
+    from ..broker_view import describe
+
     deadline = time.monotonic() + bound
+    consumer_admin = AdminClient({"bootstrap.servers": bootstrap})
     with admin_client(bootstrap) as admin:
         while time.monotonic() < deadline:
             with contextlib.suppress(Exception):  # not known yet / coordinator loading
                 state = admin.describe_groups([group_id])[group_id]["group_state"]
                 if state in ("PreparingRebalance", "CompletingRebalance"):
                     return True
+            view = describe(consumer_admin, group_id, timeout=5.0)
+            # a consumer-protocol group between a new target assignment and every member
+            # having reconciled to it: Assigning or Reconciling (neither Stable nor Empty)
+            if (not isinstance(view, str) and view.group_type == "CONSUMER"
+                    and view.state not in ("STABLE", "EMPTY", "DEAD")):
+                return True
             time.sleep(0.05)
     return False
 

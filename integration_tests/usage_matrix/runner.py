@@ -89,6 +89,10 @@ def run_pair(bootstrap: str, client: Client, cell: Cell, protocol: str,
     if client.plain:  # the third side: ours without the runtime, as the plain one line
         runs["plain"] = _Run(Side(bootstrap, client.script, f"{cell.key}-{protocol[:4]}-plain",
                                   ours_spec, {**base, "runtime": False}, client.python))
+    if client.prepare_ours is not None:
+        for key in ("ours", "plain"):
+            if key in runs:
+                client.prepare_ours(bootstrap, runs[key].side.group_id, base["options"])
     threads = [threading.Thread(target=_run_side, args=(run, cell), daemon=True)
                for run in runs.values()]
     for thread in threads:
@@ -127,8 +131,9 @@ def run_pair(bootstrap: str, client: Client, cell: Cell, protocol: str,
     return pair
 
 
-def judge(pair: PairResult, broker_log: str | None) -> None:
-    """Add the broker's expulsions (if its log is readable), then compare the sides."""
+def judge(pair: PairResult, broker_log: str | None, ours_plain: bool = False) -> None:
+    """Add the broker's expulsions (if its log is readable), then compare the sides.
+    ``ours_plain``: ours is the client with our assignor only (``Client.ours_plain``)."""
     if broker_log is not None:
         for result in (pair.ours, pair.alone, *([pair.plain] if pair.plain else [])):
             for name in broker_expelled(broker_log, result.group_id,
@@ -139,22 +144,32 @@ def judge(pair: PairResult, broker_log: str | None) -> None:
     slack = phase_allowance(pair.cell.slack_s, pair.protocol)
     if not pair.cell.not_judged:
         pair.worse = worse(pair.ours, pair.alone, pair.cell.clean, slack)
+        if ours_plain:
+            pair.worse, noted = split_client_defect(pair.ours, pair.worse)
+            if noted:
+                pair.ours.extra["the client's own defects (not judged)"] = (
+                    f"{_defects(pair.ours)}: {'; '.join(noted)}")
         if pair.plain is not None:
             judged, noted = split_client_defect(
                 pair.plain, worse(pair.plain, pair.alone, pair.cell.clean, slack))
             pair.worse += [f"plain one line: {w}" for w in judged]
             if noted:
-                hit = ([f"its join defect left {', '.join(pair.plain.client_defect)} "
-                        "REBALANCING"] if pair.plain.client_defect else [])
-                hit += ([f"it refused a commit of {', '.join(pair.plain.commit_defect)} "
-                         "(coordinator marked dead)"] if pair.plain.commit_defect else [])
-                hit += ([f"its close sent no LeaveGroup for {', '.join(pair.plain.leave_defect)}"
-                         " (coordinator marked dead)"] if pair.plain.leave_defect else [])
                 pair.plain.extra["kafka-python's own defects (not judged)"] = (
-                    f"{'; '.join(hit)}: {'; '.join(noted)}")
+                    f"{_defects(pair.plain)}: {'; '.join(noted)}")
     pair.alone_wrong = alone_wrong(pair.alone, pair.cell.clean, cooperative)
     if not pair.worse:
         pair.logs = {}
+
+
+def _defects(side: SideResult) -> str:
+    """The client's own defects its members' witnesses saw on a side, in words."""
+    hit = ([f"its join defect left {', '.join(side.client_defect)} REBALANCING"]
+           if side.client_defect else [])
+    hit += ([f"it failed a commit of {', '.join(side.commit_defect)} before the partitions "
+             "moved"] if side.commit_defect else [])
+    hit += ([f"its close sent no LeaveGroup for {', '.join(side.leave_defect)} (coordinator "
+             "marked dead)"] if side.leave_defect else [])
+    return "; ".join(hit)
 
 
 #: A new pair starts only while the machine has CPU to spare: the share of the last 10 s in
@@ -248,7 +263,7 @@ def _run_matrix(bootstrap: str, client: Client, cells: Sequence[Cell] | None,
         except Exception:
             log.exception("usage matrix: the broker's log could not be read")
     for pair in pairs:
-        judge(pair, text)
+        judge(pair, text, client.ours_plain)
     for i, pair in enumerate(pairs):
         if pair.worse and broker_fault(pair):
             pairs[i] = rerun(bootstrap, client, pair, broker_log)
@@ -280,7 +295,7 @@ def rerun(bootstrap: str, client: Client, first: PairResult,
     if broker_log is not None:
         with contextlib.suppress(Exception):
             text = broker_log()
-    judge(pair, text)
+    judge(pair, text, client.ours_plain)
     note = (f"second run: the first was judged worse ({'; '.join(first.worse)}) while the "
             f"broker answered NOT_COORDINATOR (ours {first.ours.broker_faults}, alone "
             f"{first.alone.broker_faults} times)")
