@@ -162,6 +162,32 @@ def test_a_member_that_stops_polling_leaves_then_rejoins(
     group.stable(PARTITIONS)
 
 
+def test_subscribe_right_after_unsubscribe_rejoins_with_the_same_member_id(
+    kafka_broker: BrokerHandle, make_topic: Callable[..., str], group: KafkaPythonGroup,
+) -> None:
+    """unsubscribe() releases everything (on_partitions_revoked with all it held) and leaves;
+    subscribe() straight after joins again at epoch 0 with the same member id (the Java
+    consumer keeps its id for the consumer's life, KIP-1082), and the group settles with the
+    member holding partitions again."""
+    topic = make_topic(PARTITIONS)
+    listener = Calls()
+    m1 = group.join("m1", [topic])
+    m1.subscribe([topic], listener=listener)
+    group.join("m2", [topic])
+    held = group.stable(PARTITIONS)["m1"]
+    member_id = m1._coordinator._membership.member_id
+    since = len(listener.calls)
+    m1.unsubscribe()
+    assert listener.calls[since:] == [("revoked", held)], listener.calls
+    assert m1.assignment() == set()
+    m1.subscribe([topic], listener=listener)
+    after = group.stable(PARTITIONS)
+    assert after["m1"] and after["m2"]
+    assert m1._coordinator._membership.member_id == member_id
+    assert listener.kinds()[since + 1:] and listener.kinds()[since + 1] == "assigned"
+    assert _members_on_broker(kafka_broker.bootstrap, group.group_id) == {"m1", "m2"}
+
+
 def test_a_static_member_keeps_its_partitions_across_a_restart(
     kafka_broker: BrokerHandle, make_topic: Callable[..., str], group: KafkaPythonGroup,
 ) -> None:
