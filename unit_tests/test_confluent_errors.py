@@ -100,6 +100,12 @@ def test_the_membership_client_never_reports_consumed_offsets() -> None:
     assert client._subscription.all_consumed_offsets()[tp].offset == 0
     assert guard_consumed_offsets(client)
     assert client._subscription.all_consumed_offsets() == {}
+    # a subclass of kafka-python's class, not a function put on the instance; once only
+    assert isinstance(client._subscription, SubscriptionState)
+    assert "all_consumed_offsets" not in vars(client._subscription)
+    guarded = type(client._subscription)
+    assert guard_consumed_offsets(client) and type(client._subscription) is guarded
+    assert client._subscription.assigned_partitions() == {tp}  # the rest is kafka-python's
 
 
 def test_error_events_without_a_message_constructor(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -16,26 +16,31 @@ from kafka.structs import MemberState
 
 from kafka_assignors.confluent import _membership
 from kafka_assignors.confluent._membership import (
-    REJOIN_HOOKS,
     STABLE_IDLE_S,
     MembershipThread,
     wake_on_rejoin,
 )
+from kafka_assignors.kafka_python.runtime.compose import features_of
+
+#: the coordinator methods that mark a rejoin as needed (the runtime's rejoin notice)
+REJOIN_HOOKS = ("request_rejoin", "reset_generation")
 
 
-class FakeCoordinator:
-    def __init__(self) -> None:
-        self.rejoin_needed = False
-        self.state = MemberState.STABLE
-
-    def request_rejoin(self) -> None:
-        self.rejoin_needed = True
-
-    def reset_generation(self, member_id: str = "") -> None:
-        self.rejoin_needed = True
-
-    def need_rejoin(self) -> bool:
-        return self.rejoin_needed
+def bare_coordinator() -> Any:
+    """kafka-python's ConsumerCoordinator with only the fields the rejoin marks touch (its
+    __init__ would connect): the class the bridge's membership client really has."""
+    coordinator: Any = object.__new__(ConsumerCoordinator)
+    coordinator.rejoin_needed = False
+    coordinator.state = MemberState.STABLE
+    coordinator._lock = threading.RLock()
+    coordinator.config = {"group_id": "g", "api_version": (4, 0)}
+    coordinator._sensors = None
+    # what its need_rejoin() reads: a subscribed group member, nothing changed since its join
+    coordinator._subscription = SimpleNamespace(partitions_auto_assigned=lambda: True,
+                                                subscription=None)
+    coordinator._assignment_snapshot = coordinator._metadata_snapshot = None
+    coordinator._joined_subscription = None
+    return coordinator
 
 
 class FakeClient:
@@ -43,7 +48,7 @@ class FakeClient:
 
     def __init__(self) -> None:
         self._net = SimpleNamespace(call_soon_threadsafe=lambda *a: None)
-        self._coordinator = FakeCoordinator()
+        self._coordinator = bare_coordinator()
         self.polls: list[float] = []
         self.polled = threading.Event()
 
@@ -61,10 +66,7 @@ def test_kafka_python_heartbeat_handler_requests_the_rejoin_through_the_hook() -
     """kafka-python still marks a REBALANCE_IN_PROGRESS heartbeat with request_rejoin()."""
     for name in (*REJOIN_HOOKS, "need_rejoin", "_handle_heartbeat_response"):
         assert callable(getattr(BaseCoordinator, name, None)), name
-    coordinator: Any = object.__new__(ConsumerCoordinator)  # only the handler's fields
-    coordinator.rejoin_needed = False
-    coordinator.config = {"group_id": "g"}
-    coordinator._sensors = None
+    coordinator = bare_coordinator()
     wake = threading.Event()
     assert wake_on_rejoin(coordinator, wake)
     response = SimpleNamespace(error_code=Errors.RebalanceInProgressError.errno)
@@ -73,15 +75,23 @@ def test_kafka_python_heartbeat_handler_requests_the_rejoin_through_the_hook() -
     assert coordinator.rejoin_needed and wake.is_set()
 
 
-def test_every_rejoin_hook_wakes_and_keeps_its_result() -> None:
-    coordinator = FakeCoordinator()
+def test_the_notice_is_a_class_of_the_runtime_and_every_mark_wakes() -> None:
+    """The coordinator takes the runtime's class with the rejoin notice (no method of the
+    instance is replaced); each of kafka-python's marks still sets its flag, then wakes."""
+    coordinator = bare_coordinator()
     wake = threading.Event()
     assert wake_on_rejoin(coordinator, wake)
+    assert features_of(coordinator) == {"rejoin_notice"}
+    assert isinstance(coordinator, ConsumerCoordinator)
+    assert "rejoin notice" in type(coordinator).__qualname__
+    assert not set(REJOIN_HOOKS) & set(vars(coordinator))
     for name in REJOIN_HOOKS:
         wake.clear()
         coordinator.rejoin_needed = False
         getattr(coordinator, name)()
         assert coordinator.rejoin_needed and wake.is_set(), name
+    assert wake_on_rejoin(coordinator, threading.Event())  # again: the same class
+    assert features_of(coordinator) == {"rejoin_notice"}
 
 
 def test_a_coordinator_without_the_hooks_is_left_alone_with_one_warning(
@@ -92,10 +102,10 @@ def test_a_coordinator_without_the_hooks_is_left_alone_with_one_warning(
         assert not wake_on_rejoin(bare, threading.Event())
         assert not wake_on_rejoin(bare, threading.Event())
         assert not wake_on_rejoin(None, threading.Event())
-    assert [r.getMessage() for r in caplog.records if "request_rejoin" in r.getMessage()] == [
-        "confluent bridge: this kafka-python's coordinator has no request_rejoin, "
-        f"reset_generation; a requested rejoin starts up to {STABLE_IDLE_S:.1f} s late"]
-    assert not hasattr(bare, "request_rejoin")
+    said = [r.getMessage() for r in caplog.records if "cannot tell" in r.getMessage()]
+    assert len(said) == 1 and "ConsumerCoordinator.request_rejoin" in said[0], said
+    assert said[0].endswith(f"a requested rejoin starts up to {STABLE_IDLE_S:.1f} s late")
+    assert type(bare) is SimpleNamespace and not hasattr(bare, "request_rejoin")
 
 
 def test_a_rejoin_request_ends_the_stable_pause(monkeypatch: pytest.MonkeyPatch) -> None:

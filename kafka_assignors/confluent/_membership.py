@@ -51,12 +51,11 @@ PATTERN_POLL_MS = 1000
 #: Pause between two polls while the member is stable: kafka-python only needs them to
 #: start a requested rejoin and to know the application is alive, and each poll wakes
 #: threads that compete with the application's for the GIL.  A rejoin request ends it
-#: early (:func:`wake_on_rejoin`).
+#: early: kafka-python's heartbeat response handler (REBALANCE_IN_PROGRESS,
+#: ILLEGAL_GENERATION, UNKNOWN_MEMBER_ID) marks it on its IO thread, between two membership
+#: polls, and the runtime's rejoin notice (:mod:`kafka_assignors.kafka_python.runtime.notice`)
+#: sets the thread's wake event then (:func:`wake_on_rejoin`).
 STABLE_IDLE_S = 0.5
-#: The coordinator methods that mark a rejoin as needed; wrapped to end the stable pause.
-#: kafka-python's heartbeat response handler (REBALANCE_IN_PROGRESS, ILLEGAL_GENERATION,
-#: UNKNOWN_MEMBER_ID) reaches them on its IO thread, between two membership polls.
-REJOIN_HOOKS = ("request_rejoin", "reset_generation")
 _warned_no_hook = False
 #: Pause after a failed membership poll().
 ERROR_BACKOFF_S = 0.5
@@ -289,32 +288,18 @@ class MembershipThread:
 
 
 def wake_on_rejoin(coordinator: Any, wake: threading.Event) -> bool:
-    """Set ``wake`` whenever kafka-python's ``coordinator`` marks a rejoin as needed.
+    """Set ``wake`` whenever kafka-python's ``coordinator`` marks a rejoin as needed (the
+    runtime's rejoin notice on its class).  Returns False, after one warning per process, for
+    a coordinator that cannot take it: rejoins then start at the next poll, up to
+    ``STABLE_IDLE_S`` later."""
+    from ..kafka_python.runtime.notice import notify_rejoins
 
-    Replaces the methods of :data:`REJOIN_HOOKS` on this coordinator instance only.
-    Returns False, after one warning per process, for a coordinator that lacks them:
-    rejoins then start at the next poll, up to ``STABLE_IDLE_S`` later.
-    """
     global _warned_no_hook
-    missing = [name for name in (*REJOIN_HOOKS, "need_rejoin")
-               if not callable(getattr(coordinator, name, None))]
-    if missing:
-        if not _warned_no_hook:
-            _warned_no_hook = True
-            log.warning("confluent bridge: this kafka-python's coordinator has no %s; a "
-                        "requested rejoin starts up to %.1f s late", ", ".join(missing),
-                        STABLE_IDLE_S)
-        return False
-    for name in REJOIN_HOOKS:
-        setattr(coordinator, name, _waking(getattr(coordinator, name), wake))
-    return True
-
-
-def _waking(method: Callable[..., Any], wake: threading.Event) -> Callable[..., Any]:
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return method(*args, **kwargs)
-        finally:
-            wake.set()  # after the flag is set, so the woken poll sees it
-
-    return wrapper
+    lacking = (("no coordinator",) if coordinator is None
+               else notify_rejoins(coordinator, wake))
+    if lacking and not _warned_no_hook:
+        _warned_no_hook = True
+        log.warning("confluent bridge: this kafka-python's coordinator cannot tell of a rejoin "
+                    "(%s); a requested rejoin starts up to %.1f s late", ", ".join(lacking),
+                    STABLE_IDLE_S)
+    return not lacking

@@ -40,16 +40,38 @@ def membership_metrics(client: Any) -> Any:
 
 
 def guard_consumed_offsets(client: Any) -> bool:
-    """Make ``client``'s record of consumed offsets always empty; True if in place."""
+    """Make ``client``'s record of consumed offsets always empty; True if in place.
+
+    The client's ``SubscriptionState`` takes :class:`NoConsumedOffsets`, a subclass whose
+    ``all_consumed_offsets()`` is empty (kafka-python's own class is otherwise unchanged;
+    the layouts are the same, so the instance can take the subclass)."""
     subscription = getattr(client, "_subscription", None)
-    if subscription is None or not callable(getattr(subscription, "all_consumed_offsets", None)):
+    own = type(subscription)
+    if subscription is None or not callable(getattr(own, "all_consumed_offsets", None)):
         log.warning("confluent bridge: kafka-python's SubscriptionState has no "
                     "all_consumed_offsets(); the consumed-offsets guard is not installed")
         return False
+    if not isinstance(subscription, NoConsumedOffsets):
+        subscription.__class__ = _guarded(own)
+    return True
 
-    def all_consumed_offsets() -> dict[Any, Any]:
-        # the positions are the listener's placeholders (0), never the application's progress
+
+class NoConsumedOffsets:
+    """A membership client's ``SubscriptionState``: its positions are the listener's
+    placeholders (0), never the application's progress, so it reports none consumed."""
+
+    def all_consumed_offsets(self) -> dict[Any, Any]:
+        """Nothing consumed (kafka-python's commit without offsets then commits nothing)."""
         return {}
 
-    subscription.all_consumed_offsets = all_consumed_offsets
-    return True
+
+_guarded_classes: dict[type, type] = {}
+
+
+def _guarded(own: type) -> type:
+    """``own`` (kafka-python's ``SubscriptionState``) with :class:`NoConsumedOffsets` first."""
+    cls = _guarded_classes.get(own)
+    if cls is None:
+        cls = type(f"Bridged{own.__name__}", (NoConsumedOffsets, own), {})
+        _guarded_classes[own] = cls
+    return cls

@@ -50,7 +50,8 @@ _classes: dict[tuple[type, frozenset[str]], type] = {}
 
 
 def order() -> tuple[type[RuntimeMixin], ...]:
-    """Every mixin, outermost first: the metrics' pause timing sees what the consumer sees;
+    """Every mixin, outermost first: the rejoin notice tells once every other mixin saw the
+    mark; the metrics' pause timing sees what the consumer sees;
     the fenced check comes before any coordinator step; keep-reading drives the join fix; the
     join fix replays a round trip above the metrics' round-trip count (a replay is no second
     rebalance)."""
@@ -58,9 +59,10 @@ def order() -> tuple[type[RuntimeMixin], ...]:
     from .fencing import FencedMemberMixin
     from .join import JoinFixMixin
     from .metrics import KeptPauseMixin, RebalanceEventsMixin
+    from .notice import RejoinNoticeMixin
 
-    return (KeptPauseMixin, FencedMemberMixin, KeepReadingMixin, JoinFixMixin,
-            RebalanceEventsMixin)
+    return (RejoinNoticeMixin, KeptPauseMixin, FencedMemberMixin, KeepReadingMixin,
+            JoinFixMixin, RebalanceEventsMixin)
 
 
 def features_of(coordinator: Any) -> frozenset[str]:

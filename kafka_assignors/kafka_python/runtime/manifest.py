@@ -31,6 +31,7 @@ JOIN = frozenset({"join_fix"})
 COOP = frozenset({"keep_reading"})
 METRICS = frozenset({"metrics"})
 FENCING = frozenset({"fencing"})
+NOTICE = frozenset({"rejoin_notice"})
 PROBES = frozenset({"probes"})
 #: read outside the runtime, by any consumer with our assignors: the connection settings a
 #: weight source reuses (``kafka_assignors/load/connection.py``) and the replicas' racks
@@ -67,7 +68,8 @@ NAMES: tuple[Name, ...] = (
     _cc("_do_join_and_sync_async", (), JOIN | METRICS),
     _cc("_process_join_group_response", ("response", "send_time"), JOIN),
     _cc("stable", (), JOIN),
-    _cc("request_rejoin", (), JOIN | COOP),
+    _cc("request_rejoin", (), JOIN | COOP | NOTICE),
+    _cc("reset_generation", (), NOTICE),
     _cc("_on_join_prepare_async", ("generation", "member_id", "timeout_ms="),
         JOIN | COOP | METRICS),
     _cc("_on_join_complete_async", ("generation", "member_id", "protocol", "assignment"),
