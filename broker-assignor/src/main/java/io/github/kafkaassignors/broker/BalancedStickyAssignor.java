@@ -80,7 +80,10 @@ public class BalancedStickyAssignor implements ConsumerGroupPartitionAssignor {
 
     private GroupAssignment compute(GroupSpec groupSpec, SubscribedTopicDescriber topics,
             Path.Sink path) {
-        CanonicalKey[] keys = canonicalKeys(groupSpec);
+        // filled with each member's current assignment while its id is at hand (hashed,
+        // in cache); a path replaces the assignments that change
+        Map<String, MemberAssignment> out = new HashMap<>(groupSpec.memberIds().size() * 2);
+        CanonicalKey[] keys = canonicalKeys(groupSpec, out);
         if (keys.length == 0) {
             return new GroupAssignment(Collections.emptyMap());
         }
@@ -97,7 +100,7 @@ public class BalancedStickyAssignor implements ConsumerGroupPartitionAssignor {
         boolean same = sameSubscriptions(subs);
         if (same && fastPaths) {
             GroupAssignment fast = HomogeneousFastPath.assign(groupSpec, members, specs, current,
-                    subscriptions, path);
+                    subscriptions, out, path);
             if (fast != null) {
                 return fast;
             }
@@ -127,7 +130,6 @@ public class BalancedStickyAssignor implements ConsumerGroupPartitionAssignor {
             result = new HeterogeneousAssignmentBuilder(problem, fastPaths, path).build();
         }
 
-        Map<String, MemberAssignment> out = new HashMap<>(members.length * 2);
         for (int m = 0; m < members.length; m++) {
             if (current[m] != null && keepsAll(problem, result, m, claimed[m])) {
                 out.put(members[m], current[m]); // unchanged: hand back the broker's own object
@@ -232,14 +234,16 @@ public class BalancedStickyAssignor implements ConsumerGroupPartitionAssignor {
 
     /** Static members first by instance id, then the others by member id (ties: member id). */
     static String[] canonicalMembers(GroupSpec groupSpec) {
-        return ids(canonicalKeys(groupSpec));
+        return ids(canonicalKeys(groupSpec, new HashMap<>()));
     }
 
     /**
      * The members in canonical order, each with its subscription and current assignment
-     * (looked up once, both while the member's id is at hand).
+     * (looked up once, both while the member's id is at hand); {@code out} gets each member's
+     * current assignment (null: none).
      */
-    private static CanonicalKey[] canonicalKeys(GroupSpec groupSpec) {
+    private static CanonicalKey[] canonicalKeys(GroupSpec groupSpec,
+            Map<String, MemberAssignment> out) {
         Collection<String> ids = groupSpec.memberIds();
         CanonicalKey[] keys = new CanonicalKey[ids.size()];
         int i = 0;
@@ -247,6 +251,7 @@ public class BalancedStickyAssignor implements ConsumerGroupPartitionAssignor {
         for (String member : ids) {
             keys[i] = new CanonicalKey(member, groupSpec.memberSubscription(member),
                     groupSpec.memberAssignment(member));
+            out.put(member, keys[i].assignment);
             dynamic &= keys[i++].instance == null;
         }
         if (dynamic && keys.length <= 1 << 16) {

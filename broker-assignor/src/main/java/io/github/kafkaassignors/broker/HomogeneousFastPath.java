@@ -31,15 +31,17 @@ final class HomogeneousFastPath {
             specs[m] = spec.memberSubscription(members[m]);
             current[m] = spec.memberAssignment(members[m]);
         }
-        return assign(spec, members, specs, current, s, path);
+        return assign(spec, members, specs, current, s, new HashMap<>(members.length * 2), path);
     }
 
     /**
      * @param specs each member's subscription, in the order of {@code members}
      * @param current each member's current assignment (null: none), in the same order
+     * @param out the result, written into (may hold each member's current assignment already)
      */
     static GroupAssignment assign(GroupSpec spec, String[] members, MemberSubscription[] specs,
-            MemberAssignment[] current, Subscriptions s, Path.Sink path) {
+            MemberAssignment[] current, Subscriptions s, Map<String, MemberAssignment> out,
+            Path.Sink path) {
         int count = s.counts.length;
         if (count == 0 || s.subs[0].length != count) {
             return null;
@@ -62,9 +64,9 @@ final class HomogeneousFastPath {
         }
         if (!owned) {
             Path.note(path, Path.IDENTICAL_FRESH);
-            return fresh(members, s, current);
+            return fresh(members, s, current, out);
         }
-        GroupAssignment result = new HomogeneousRebalance(spec, members, s, current).run();
+        GroupAssignment result = new HomogeneousRebalance(spec, members, s, current, out).run();
         if (result != null) {
             Path.note(path, Path.IDENTICAL_STABLE);
         }
@@ -78,7 +80,7 @@ final class HomogeneousFastPath {
      * a member holds a run of consecutive partitions.
      */
     private static GroupAssignment fresh(String[] members, Subscriptions s,
-            MemberAssignment[] current) {
+            MemberAssignment[] current, Map<String, MemberAssignment> out) {
         int size = members.length;
         int topics = s.counts.length;
         int[] base = new int[topics];
@@ -114,7 +116,6 @@ final class HomogeneousFastPath {
                 }
             }
         }
-        Map<String, MemberAssignment> out = new HashMap<>(size * 2);
         for (int m = 0; m < size; m++) {
             Map<Uuid, Set<Integer>> partitions = new HashMap<>(
                     (int) ((everybody + extraTopics[m].length) / 0.75f) + 1);
