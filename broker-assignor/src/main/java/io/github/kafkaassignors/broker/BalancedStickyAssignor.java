@@ -17,6 +17,7 @@ import org.apache.kafka.coordinator.group.api.assignor.MemberAssignment;
 import org.apache.kafka.coordinator.group.api.assignor.MemberSubscription;
 import org.apache.kafka.coordinator.group.api.assignor.PartitionAssignorException;
 import org.apache.kafka.coordinator.group.api.assignor.SubscribedTopicDescriber;
+import org.apache.kafka.coordinator.group.api.assignor.SubscriptionType;
 
 /**
  * balanced-sticky on the broker (KIP-848 consumer groups): the port of the Python core
@@ -80,10 +81,12 @@ public class BalancedStickyAssignor implements ConsumerGroupPartitionAssignor {
 
     private GroupAssignment compute(GroupSpec groupSpec, SubscribedTopicDescriber topics,
             Path.Sink path) {
-        // filled with each member's current assignment while its id is at hand (hashed,
-        // in cache); a path replaces the assignments that change
+        // identical subscriptions (the broker says so): filled with each member's current
+        // assignment while its id is at hand (hashed, in cache), the fast paths replace what
+        // changes; otherwise every member is put once its assignment is known
         Map<String, MemberAssignment> out = new HashMap<>(groupSpec.memberIds().size() * 2);
-        CanonicalKey[] keys = canonicalKeys(groupSpec, out);
+        CanonicalKey[] keys = canonicalKeys(groupSpec,
+                groupSpec.subscriptionType() == SubscriptionType.HOMOGENEOUS ? out : null);
         if (keys.length == 0) {
             return new GroupAssignment(Collections.emptyMap());
         }
@@ -234,13 +237,13 @@ public class BalancedStickyAssignor implements ConsumerGroupPartitionAssignor {
 
     /** Static members first by instance id, then the others by member id (ties: member id). */
     static String[] canonicalMembers(GroupSpec groupSpec) {
-        return ids(canonicalKeys(groupSpec, new HashMap<>()));
+        return ids(canonicalKeys(groupSpec, null));
     }
 
     /**
      * The members in canonical order, each with its subscription and current assignment
-     * (looked up once, both while the member's id is at hand); {@code out} gets each member's
-     * current assignment (null: none).
+     * (looked up once, both while the member's id is at hand); {@code out} (unless null) gets
+     * each member's current assignment (null: none).
      */
     private static CanonicalKey[] canonicalKeys(GroupSpec groupSpec,
             Map<String, MemberAssignment> out) {
@@ -251,7 +254,9 @@ public class BalancedStickyAssignor implements ConsumerGroupPartitionAssignor {
         for (String member : ids) {
             keys[i] = new CanonicalKey(member, groupSpec.memberSubscription(member),
                     groupSpec.memberAssignment(member));
-            out.put(member, keys[i].assignment);
+            if (out != null) {
+                out.put(member, keys[i].assignment);
+            }
             dynamic &= keys[i++].instance == null;
         }
         if (dynamic && keys.length <= 1 << 16) {

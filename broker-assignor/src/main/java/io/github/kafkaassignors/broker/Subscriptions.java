@@ -143,8 +143,9 @@ final class Subscriptions {
 
         @Override
         public void accept(Uuid id) {
-            int t = index.putIfAbsent(id, seen.size());
-            if (t == seen.size()) {
+            int t = index.get(id); // most ids are met before: found by reference
+            if (t < 0) {
+                t = index.putIfAbsent(id, seen.size());
                 seen.add(id);
             }
             if (size == ts.length) {
