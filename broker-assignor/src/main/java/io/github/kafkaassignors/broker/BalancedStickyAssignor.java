@@ -82,11 +82,11 @@ public class BalancedStickyAssignor implements ConsumerGroupPartitionAssignor {
     private GroupAssignment compute(GroupSpec groupSpec, SubscribedTopicDescriber topics,
             Path.Sink path) {
         // identical subscriptions (the broker says so): filled with each member's current
-        // assignment while its id is at hand (hashed, in cache), the fast paths replace what
-        // changes; otherwise every member is put once its assignment is known
+        // assignment (unless empty) while its id is at hand (hashed, in cache), the fast
+        // paths replace what changes; otherwise every member is put once its assignment is known
         Map<String, MemberAssignment> out = new HashMap<>(groupSpec.memberIds().size() * 2);
-        CanonicalKey[] keys = canonicalKeys(groupSpec,
-                groupSpec.subscriptionType() == SubscriptionType.HOMOGENEOUS ? out : null);
+        boolean prefilled = groupSpec.subscriptionType() == SubscriptionType.HOMOGENEOUS;
+        CanonicalKey[] keys = canonicalKeys(groupSpec, prefilled ? out : null);
         if (keys.length == 0) {
             return new GroupAssignment(Collections.emptyMap());
         }
@@ -103,7 +103,7 @@ public class BalancedStickyAssignor implements ConsumerGroupPartitionAssignor {
         boolean same = sameSubscriptions(subs);
         if (same && fastPaths) {
             GroupAssignment fast = HomogeneousFastPath.assign(groupSpec, members, specs, current,
-                    subscriptions, out, path);
+                    subscriptions, out, prefilled, path);
             if (fast != null) {
                 return fast;
             }
@@ -243,7 +243,7 @@ public class BalancedStickyAssignor implements ConsumerGroupPartitionAssignor {
     /**
      * The members in canonical order, each with its subscription and current assignment
      * (looked up once, both while the member's id is at hand); {@code out} (unless null) gets
-     * each member's current assignment (null: none).
+     * each member's current assignment unless it is empty.
      */
     private static CanonicalKey[] canonicalKeys(GroupSpec groupSpec,
             Map<String, MemberAssignment> out) {
@@ -254,8 +254,9 @@ public class BalancedStickyAssignor implements ConsumerGroupPartitionAssignor {
         for (String member : ids) {
             keys[i] = new CanonicalKey(member, groupSpec.memberSubscription(member),
                     groupSpec.memberAssignment(member));
-            if (out != null) {
-                out.put(member, keys[i].assignment);
+            MemberAssignment owned = keys[i].assignment;
+            if (out != null && owned != null && !owned.partitions().isEmpty()) {
+                out.put(member, owned);
             }
             dynamic &= keys[i++].instance == null;
         }

@@ -31,17 +31,20 @@ final class HomogeneousFastPath {
             specs[m] = spec.memberSubscription(members[m]);
             current[m] = spec.memberAssignment(members[m]);
         }
-        return assign(spec, members, specs, current, s, new HashMap<>(members.length * 2), path);
+        return assign(spec, members, specs, current, s, new HashMap<>(members.length * 2), false,
+                path);
     }
 
     /**
      * @param specs each member's subscription, in the order of {@code members}
      * @param current each member's current assignment (null: none), in the same order
-     * @param out the result, written into (may hold each member's current assignment already)
+     * @param out the result, written into
+     * @param prefilled whether {@code out} holds each member's current assignment already
+     *     (those that are not empty)
      */
     static GroupAssignment assign(GroupSpec spec, String[] members, MemberSubscription[] specs,
             MemberAssignment[] current, Subscriptions s, Map<String, MemberAssignment> out,
-            Path.Sink path) {
+            boolean prefilled, Path.Sink path) {
         int count = s.counts.length;
         if (count == 0 || s.subs[0].length != count) {
             return null;
@@ -66,7 +69,8 @@ final class HomogeneousFastPath {
             Path.note(path, Path.IDENTICAL_FRESH);
             return fresh(members, s, current, out);
         }
-        GroupAssignment result = new HomogeneousRebalance(spec, members, s, current, out).run();
+        GroupAssignment result = new HomogeneousRebalance(spec, members, s, current, out, prefilled)
+                .run();
         if (result != null) {
             Path.note(path, Path.IDENTICAL_STABLE);
         }

@@ -26,7 +26,7 @@ final class HomogeneousRebalance {
     final Subscriptions s;
     final MemberAssignment[] current;
     final Map<String, MemberAssignment> out;
-    final boolean prefilled; // out holds each member's current assignment already
+    final boolean prefilled; // out holds each member's current assignment already (unless empty)
     final int size;
     final int topics;
     final int[] base;
@@ -40,10 +40,10 @@ final class HomogeneousRebalance {
     int entries;
 
     HomogeneousRebalance(GroupSpec spec, String[] members, Subscriptions s,
-            MemberAssignment[] current, Map<String, MemberAssignment> out) {
+            MemberAssignment[] current, Map<String, MemberAssignment> out, boolean prefilled) {
         this.spec = spec;
         this.out = out;
-        this.prefilled = out.size() == members.length;
+        this.prefilled = prefilled;
         this.members = members;
         this.s = s;
         this.current = current;
@@ -188,7 +188,7 @@ final class HomogeneousRebalance {
             if (!sheds[m] && !short_[m] && gained[m] == null) {
                 if (current[m] == null) {
                     out.put(members[m], new Assignment(Collections.emptyMap()));
-                } else if (!prefilled) {
+                } else if (!prefilled || maps[m].isEmpty()) {
                     out.put(members[m], current[m]);
                 }
                 continue;
