@@ -93,17 +93,21 @@ public class BalancedStickyAssignor implements ConsumerGroupPartitionAssignor {
         String[] members = ids(keys);
         MemberSubscription[] specs = new MemberSubscription[keys.length];
         MemberAssignment[] current = new MemberAssignment[keys.length];
+        String[] racks = new String[keys.length];
+        boolean anyRack = false;
         for (int m = 0; m < keys.length; m++) {
             specs[m] = keys[m].subscription;
             current[m] = keys[m].assignment;
+            racks[m] = keys[m].rack;
+            anyRack |= racks[m] != null;
         }
         Subscriptions subscriptions = Subscriptions.read(groupSpec, members, specs, topics);
         List<Uuid> topicIds = subscriptions.topicIds;
         int[][] subs = subscriptions.subs;
         boolean same = sameSubscriptions(subs);
         if (same && fastPaths) {
-            GroupAssignment fast = HomogeneousFastPath.assign(groupSpec, members, specs, current,
-                    subscriptions, out, prefilled, path);
+            GroupAssignment fast = HomogeneousFastPath.assign(groupSpec, members, anyRack,
+                    current, subscriptions, out, prefilled, path);
             if (fast != null) {
                 return fast;
             }
@@ -111,12 +115,6 @@ public class BalancedStickyAssignor implements ConsumerGroupPartitionAssignor {
         int[] claimed = new int[members.length];
         int[][][] claims = readClaims(members, subscriptions, claimed, current);
         Problem problem = Problem.resolveSubscribed(subscriptions.counts, subs, claims);
-        String[] racks = new String[members.length];
-        boolean anyRack = false;
-        for (int m = 0; m < members.length; m++) {
-            racks[m] = specs[m].rackId().orElse(null);
-            anyRack |= racks[m] != null;
-        }
         if (anyRack) {
             problem.withRacks(racks, (t, p) -> {
                 Set<String> where = topics.racksForPartition(topicIds.get(t), p);
@@ -317,12 +315,14 @@ public class BalancedStickyAssignor implements ConsumerGroupPartitionAssignor {
     private static final class CanonicalKey implements Comparable<CanonicalKey> {
         final String member;
         final String instance; // null for a dynamic member
+        final String rack; // null: none
         final MemberSubscription subscription;
         final MemberAssignment assignment; // null: none
 
         CanonicalKey(String member, MemberSubscription subscription, MemberAssignment assignment) {
             this.member = member;
             this.instance = subscription.instanceId().orElse(null);
+            this.rack = subscription.rackId().orElse(null);
             this.subscription = subscription;
             this.assignment = assignment;
         }
