@@ -17,6 +17,7 @@ import org.apache.kafka.coordinator.group.api.assignor.MemberAssignment;
 import org.apache.kafka.coordinator.group.api.assignor.MemberSubscription;
 import org.apache.kafka.coordinator.group.api.assignor.PartitionAssignorException;
 import org.apache.kafka.coordinator.group.api.assignor.SubscribedTopicDescriber;
+import org.apache.kafka.coordinator.group.api.assignor.SubscriptionType;
 
 /**
  * balanced-sticky on the broker (KIP-848 consumer groups): the port of the Python core
@@ -80,24 +81,33 @@ public class BalancedStickyAssignor implements ConsumerGroupPartitionAssignor {
 
     private GroupAssignment compute(GroupSpec groupSpec, SubscribedTopicDescriber topics,
             Path.Sink path) {
-        CanonicalKey[] keys = canonicalKeys(groupSpec);
+        // identical subscriptions (the broker says so): filled with each member's current
+        // assignment (unless empty) while its id is at hand (hashed, in cache), the fast
+        // paths replace what changes; otherwise every member is put once its assignment is known
+        Map<String, MemberAssignment> out = new HashMap<>(groupSpec.memberIds().size() * 2);
+        boolean prefilled = groupSpec.subscriptionType() == SubscriptionType.HOMOGENEOUS;
+        CanonicalKey[] keys = canonicalKeys(groupSpec, prefilled ? out : null);
         if (keys.length == 0) {
             return new GroupAssignment(Collections.emptyMap());
         }
         String[] members = ids(keys);
         MemberSubscription[] specs = new MemberSubscription[keys.length];
         MemberAssignment[] current = new MemberAssignment[keys.length];
+        String[] racks = new String[keys.length];
+        boolean anyRack = false;
         for (int m = 0; m < keys.length; m++) {
             specs[m] = keys[m].subscription;
             current[m] = keys[m].assignment;
+            racks[m] = keys[m].rack;
+            anyRack |= racks[m] != null;
         }
         Subscriptions subscriptions = Subscriptions.read(groupSpec, members, specs, topics);
         List<Uuid> topicIds = subscriptions.topicIds;
         int[][] subs = subscriptions.subs;
         boolean same = sameSubscriptions(subs);
         if (same && fastPaths) {
-            GroupAssignment fast = HomogeneousFastPath.assign(groupSpec, members, specs, current,
-                    subscriptions, path);
+            GroupAssignment fast = HomogeneousFastPath.assign(groupSpec, members, anyRack,
+                    current, subscriptions, out, prefilled, path);
             if (fast != null) {
                 return fast;
             }
@@ -105,12 +115,6 @@ public class BalancedStickyAssignor implements ConsumerGroupPartitionAssignor {
         int[] claimed = new int[members.length];
         int[][][] claims = readClaims(members, subscriptions, claimed, current);
         Problem problem = Problem.resolveSubscribed(subscriptions.counts, subs, claims);
-        String[] racks = new String[members.length];
-        boolean anyRack = false;
-        for (int m = 0; m < members.length; m++) {
-            racks[m] = specs[m].rackId().orElse(null);
-            anyRack |= racks[m] != null;
-        }
         if (anyRack) {
             problem.withRacks(racks, (t, p) -> {
                 Set<String> where = topics.racksForPartition(topicIds.get(t), p);
@@ -127,7 +131,6 @@ public class BalancedStickyAssignor implements ConsumerGroupPartitionAssignor {
             result = new HeterogeneousAssignmentBuilder(problem, fastPaths, path).build();
         }
 
-        Map<String, MemberAssignment> out = new HashMap<>(members.length * 2);
         for (int m = 0; m < members.length; m++) {
             if (current[m] != null && keepsAll(problem, result, m, claimed[m])) {
                 out.put(members[m], current[m]); // unchanged: hand back the broker's own object
@@ -232,14 +235,16 @@ public class BalancedStickyAssignor implements ConsumerGroupPartitionAssignor {
 
     /** Static members first by instance id, then the others by member id (ties: member id). */
     static String[] canonicalMembers(GroupSpec groupSpec) {
-        return ids(canonicalKeys(groupSpec));
+        return ids(canonicalKeys(groupSpec, null));
     }
 
     /**
      * The members in canonical order, each with its subscription and current assignment
-     * (looked up once, both while the member's id is at hand).
+     * (looked up once, both while the member's id is at hand); {@code out} (unless null) gets
+     * each member's current assignment unless it is empty.
      */
-    private static CanonicalKey[] canonicalKeys(GroupSpec groupSpec) {
+    private static CanonicalKey[] canonicalKeys(GroupSpec groupSpec,
+            Map<String, MemberAssignment> out) {
         Collection<String> ids = groupSpec.memberIds();
         CanonicalKey[] keys = new CanonicalKey[ids.size()];
         int i = 0;
@@ -247,6 +252,10 @@ public class BalancedStickyAssignor implements ConsumerGroupPartitionAssignor {
         for (String member : ids) {
             keys[i] = new CanonicalKey(member, groupSpec.memberSubscription(member),
                     groupSpec.memberAssignment(member));
+            MemberAssignment owned = keys[i].assignment;
+            if (out != null && owned != null && !owned.partitions().isEmpty()) {
+                out.put(member, owned);
+            }
             dynamic &= keys[i++].instance == null;
         }
         if (dynamic && keys.length <= 1 << 16) {
@@ -306,12 +315,14 @@ public class BalancedStickyAssignor implements ConsumerGroupPartitionAssignor {
     private static final class CanonicalKey implements Comparable<CanonicalKey> {
         final String member;
         final String instance; // null for a dynamic member
+        final String rack; // null: none
         final MemberSubscription subscription;
         final MemberAssignment assignment; // null: none
 
         CanonicalKey(String member, MemberSubscription subscription, MemberAssignment assignment) {
             this.member = member;
             this.instance = subscription.instanceId().orElse(null);
+            this.rack = subscription.rackId().orElse(null);
             this.subscription = subscription;
             this.assignment = assignment;
         }

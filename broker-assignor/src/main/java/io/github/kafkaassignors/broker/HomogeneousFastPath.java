@@ -8,7 +8,6 @@ import org.apache.kafka.common.Uuid;
 import org.apache.kafka.coordinator.group.api.assignor.GroupAssignment;
 import org.apache.kafka.coordinator.group.api.assignor.GroupSpec;
 import org.apache.kafka.coordinator.group.api.assignor.MemberAssignment;
-import org.apache.kafka.coordinator.group.api.assignor.MemberSubscription;
 
 /**
  * Identical subscriptions without racks: a new group is dealt directly here (the assignment
@@ -25,32 +24,34 @@ final class HomogeneousFastPath {
     /** @param members in canonical order; every member subscribes to every topic of {@code s} */
     static GroupAssignment assign(GroupSpec spec, String[] members, Subscriptions s,
             Path.Sink path) {
-        MemberSubscription[] specs = new MemberSubscription[members.length];
         MemberAssignment[] current = new MemberAssignment[members.length];
+        boolean anyRack = false;
         for (int m = 0; m < members.length; m++) {
-            specs[m] = spec.memberSubscription(members[m]);
+            anyRack |= spec.memberSubscription(members[m]).rackId().isPresent();
             current[m] = spec.memberAssignment(members[m]);
         }
-        return assign(spec, members, specs, current, s, path);
+        return assign(spec, members, anyRack, current, s, new HashMap<>(members.length * 2),
+                false, path);
     }
 
     /**
-     * @param specs each member's subscription, in the order of {@code members}
+     * @param anyRack whether any member has a rack (then the general path decides)
      * @param current each member's current assignment (null: none), in the same order
+     * @param out the result, written into
+     * @param prefilled whether {@code out} holds each member's current assignment already
+     *     (those that are not empty)
      */
-    static GroupAssignment assign(GroupSpec spec, String[] members, MemberSubscription[] specs,
-            MemberAssignment[] current, Subscriptions s, Path.Sink path) {
+    static GroupAssignment assign(GroupSpec spec, String[] members, boolean anyRack,
+            MemberAssignment[] current, Subscriptions s, Map<String, MemberAssignment> out,
+            boolean prefilled, Path.Sink path) {
         int count = s.counts.length;
-        if (count == 0 || s.subs[0].length != count) {
+        if (count == 0 || s.subs[0].length != count || anyRack) {
             return null;
         }
-        for (MemberSubscription member : specs) {
-            if (member.rackId().isPresent()) {
-                return null;
-            }
-        }
+        // prefilled and still empty: every current assignment is empty (a new group)
         boolean owned = false;
-        for (int m = 0; m < members.length && !owned; m++) {
+        boolean known = prefilled && out.isEmpty();
+        for (int m = 0; m < members.length && !owned && !known; m++) {
             if (current[m] != null) {
                 for (Set<Integer> ps : current[m].partitions().values()) {
                     if (!ps.isEmpty()) {
@@ -62,9 +63,10 @@ final class HomogeneousFastPath {
         }
         if (!owned) {
             Path.note(path, Path.IDENTICAL_FRESH);
-            return fresh(members, s, current);
+            return fresh(members, s, current, out);
         }
-        GroupAssignment result = new HomogeneousRebalance(spec, members, s, current).run();
+        GroupAssignment result = new HomogeneousRebalance(spec, members, s, current, out, prefilled)
+                .run();
         if (result != null) {
             Path.note(path, Path.IDENTICAL_STABLE);
         }
@@ -78,7 +80,7 @@ final class HomogeneousFastPath {
      * a member holds a run of consecutive partitions.
      */
     private static GroupAssignment fresh(String[] members, Subscriptions s,
-            MemberAssignment[] current) {
+            MemberAssignment[] current, Map<String, MemberAssignment> out) {
         int size = members.length;
         int topics = s.counts.length;
         int[] base = new int[topics];
@@ -114,7 +116,6 @@ final class HomogeneousFastPath {
                 }
             }
         }
-        Map<String, MemberAssignment> out = new HashMap<>(size * 2);
         for (int m = 0; m < size; m++) {
             Map<Uuid, Set<Integer>> partitions = new HashMap<>(
                     (int) ((everybody + extraTopics[m].length) / 0.75f) + 1);

@@ -25,6 +25,8 @@ final class HomogeneousRebalance {
     final String[] members;
     final Subscriptions s;
     final MemberAssignment[] current;
+    final Map<String, MemberAssignment> out;
+    final boolean prefilled; // out holds each member's current assignment already (unless empty)
     final int size;
     final int topics;
     final int[] base;
@@ -37,8 +39,11 @@ final class HomogeneousRebalance {
     Map<Uuid, Set<Integer>>[] maps;
     int entries;
 
-    HomogeneousRebalance(GroupSpec spec, String[] members, Subscriptions s, MemberAssignment[] current) {
+    HomogeneousRebalance(GroupSpec spec, String[] members, Subscriptions s,
+            MemberAssignment[] current, Map<String, MemberAssignment> out, boolean prefilled) {
         this.spec = spec;
+        this.out = out;
+        this.prefilled = prefilled;
         this.members = members;
         this.s = s;
         this.current = current;
@@ -175,17 +180,16 @@ final class HomogeneousRebalance {
             return null;
         }
         // who changes, canonical order: shedders, members that gain an extra or lack a floor
-        Map<String, MemberAssignment> out = new HashMap<>(size * 2);
         int[] taken = new int[topics];
         int[] ownSize = new int[topics];
         int[] ownEntry = new int[topics];
         Arrays.fill(ownEntry, -1);
         for (int m = 0; m < size; m++) {
             if (!sheds[m] && !short_[m] && gained[m] == null) {
-                if (current[m] != null) {
-                    out.put(members[m], current[m]);
-                } else {
+                if (current[m] == null) {
                     out.put(members[m], new Assignment(Collections.emptyMap()));
+                } else if (!prefilled || maps[m].isEmpty()) {
+                    out.put(members[m], current[m]);
                 }
                 continue;
             }

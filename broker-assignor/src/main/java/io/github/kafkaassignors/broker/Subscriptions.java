@@ -2,9 +2,7 @@ package io.github.kafkaassignors.broker;
 
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.IdentityHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
 import java.util.function.Consumer;
 import org.apache.kafka.common.Uuid;
@@ -50,36 +48,38 @@ final class Subscriptions {
     /** @param specs each member's subscription, in the order of {@code members} */
     static Subscriptions read(GroupSpec groupSpec, String[] members, MemberSubscription[] specs,
             SubscribedTopicDescriber describer) {
-        List<Set<Uuid>> distinct = new ArrayList<>();
+        // every topic id once, numbered as met (renumbered in id order below); each distinct
+        // subscription once, as provisional topic numbers
+        Numbering met = new Numbering();
+        List<Uuid> seen = met.seen;
+        List<int[]> distinct = new ArrayList<>();
         int[] kind = new int[members.length];
         if (groupSpec.subscriptionType() == SubscriptionType.HOMOGENEOUS) {
             // the broker counts subscribers per topic: trusted as Kafka's own assignors do
             // (comparing 5,000 sets of 100 topics cost more than the whole assignment)
-            distinct.add(specs[0].subscribedTopicIds());
+            distinct.add(met.copy(met.number(specs[0].subscribedTopicIds())));
         } else {
-            // one entry per set object (the broker shares equal subscriptions' sets); equal
-            // sets that are different objects are not looked for: hashing and comparing
-            // thousands of sets of topic ids cost more than numbering each one
-            Map<Set<Uuid>, Integer> byObject = new IdentityHashMap<>(members.length);
+            // the broker hands each member a new set object (its TopicIds), so equal
+            // subscriptions are found by content: members that share one share its array,
+            // and it is renumbered and sorted once
+            int[] table = new int[Integer.highestOneBit(Math.max(4, members.length) * 2 - 1) << 1];
+            Arrays.fill(table, -1);
+            int mask = table.length - 1;
             for (int m = 0; m < members.length; m++) {
-                Set<Uuid> topics = specs[m].subscribedTopicIds();
-                Integer k = byObject.get(topics);
-                if (k == null) {
-                    k = distinct.size();
-                    distinct.add(topics);
-                    byObject.put(topics, k);
+                int n = met.number(specs[m].subscribedTopicIds());
+                int i = met.hash(n) & mask;
+                while (table[i] >= 0 && !met.equalsScratch(distinct.get(table[i]), n)) {
+                    i = (i + 1) & mask;
                 }
-                kind[m] = k;
+                if (table[i] < 0) {
+                    table[i] = distinct.size();
+                    distinct.add(met.copy(n));
+                }
+                kind[m] = table[i];
             }
         }
+        int[][] provisional = distinct.toArray(new int[0][]);
 
-        // every topic id once, numbered as met, then renumbered in id order
-        Numbering met = new Numbering();
-        List<Uuid> seen = met.seen;
-        int[][] provisional = new int[distinct.size()][];
-        for (int k = 0; k < provisional.length; k++) {
-            provisional[k] = met.number(distinct.get(k));
-        }
         Uuid[] ids = seen.toArray(new Uuid[0]);
         Arrays.sort(ids);
         int[] renumber = new int[ids.length];
@@ -131,20 +131,40 @@ final class Subscriptions {
     private static final class Numbering implements Consumer<Uuid> {
         final UuidIndex index = new UuidIndex(64);
         final List<Uuid> seen = new ArrayList<>();
-        private int[] ts;
+        private int[] ts = new int[16]; // the last set's numbers (scratch)
         private int size;
 
-        int[] number(Set<Uuid> set) {
-            ts = new int[set.size()];
+        /** Numbers the set's ids into the scratch; returns how many. */
+        int number(Set<Uuid> set) {
+            if (ts.length < set.size()) {
+                ts = new int[set.size()];
+            }
             size = 0;
             set.forEach(this);
-            return size == ts.length ? ts : Arrays.copyOf(ts, size);
+            return size;
+        }
+
+        int[] copy(int n) {
+            return Arrays.copyOf(ts, n);
+        }
+
+        int hash(int n) {
+            int h = n;
+            for (int i = 0; i < n; i++) {
+                h = 31 * h + ts[i];
+            }
+            return h * 0x9E3779B9 >>> 7;
+        }
+
+        boolean equalsScratch(int[] a, int n) {
+            return Arrays.equals(a, 0, a.length, ts, 0, n);
         }
 
         @Override
         public void accept(Uuid id) {
-            int t = index.putIfAbsent(id, seen.size());
-            if (t == seen.size()) {
+            int t = index.get(id); // most ids are met before: found by reference
+            if (t < 0) {
+                t = index.putIfAbsent(id, seen.size());
                 seen.add(id);
             }
             if (size == ts.length) {

@@ -14,6 +14,12 @@ final class UuidIndex {
     private long[] low;
     private int[] value; // -1: empty slot
     private int size;
+    // the id objects last looked up, by their hash: on a running broker the sets a group
+    // owns share each topic's id object (the ids the assignor returned), so most lookups
+    // end at one comparison of references
+    private final Uuid[] recent = new Uuid[RECENT];
+    private final int[] recentValue = new int[RECENT];
+    private static final int RECENT = 256;
 
     UuidIndex(int expected) {
         int capacity = Integer.highestOneBit(Math.max(4, expected * 2 - 1)) << 1;
@@ -29,6 +35,17 @@ final class UuidIndex {
 
     /** The number of id, or -1 if it has none. */
     int get(Uuid id) {
+        int r = id.hashCode() & (RECENT - 1);
+        if (recent[r] == id) {
+            return recentValue[r];
+        }
+        int v = find(id);
+        recent[r] = id;
+        recentValue[r] = v;
+        return v;
+    }
+
+    private int find(Uuid id) {
         long h = id.getMostSignificantBits();
         long l = id.getLeastSignificantBits();
         int mask = value.length - 1;
@@ -50,6 +67,7 @@ final class UuidIndex {
         int mask = value.length - 1;
         for (int i = slot(h, l) & mask; ; i = (i + 1) & mask) {
             if (value[i] < 0) {
+                recent[id.hashCode() & (RECENT - 1)] = null; // may have cached "none" for id
                 high[i] = h;
                 low[i] = l;
                 value[i] = number;

@@ -11,7 +11,6 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Random;
 import java.util.Set;
-import io.github.kafkaassignors.broker.Assignment;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.coordinator.group.api.assignor.ConsumerGroupPartitionAssignor;
 import org.apache.kafka.coordinator.group.api.assignor.GroupAssignment;
@@ -20,6 +19,8 @@ import org.apache.kafka.coordinator.group.api.assignor.MemberAssignment;
 import org.apache.kafka.coordinator.group.api.assignor.MemberSubscription;
 import org.apache.kafka.coordinator.group.api.assignor.SubscribedTopicDescriber;
 import org.apache.kafka.coordinator.group.api.assignor.SubscriptionType;
+import org.apache.kafka.coordinator.group.modern.GroupSpecImpl;
+import org.apache.kafka.coordinator.group.modern.MemberSubscriptionAndAssignmentImpl;
 
 /**
  * A benchmark group, seeded: topics with their partition counts and members with their
@@ -96,8 +97,8 @@ public final class Scenario {
             Map<Uuid, Set<Integer>> owned = new HashMap<>();
             MemberAssignment before = previous.members().get(m);
             if (before != null) {
-                before.partitions().forEach(
-                        (t, ps) -> owned.put(t, Collections.unmodifiableSet(new HashSet<>(ps))));
+                // plain HashSets in an unmodifiable map: what the broker's Assignment.fromRecord builds
+                before.partitions().forEach((t, ps) -> owned.put(t, new HashSet<>(ps)));
             }
             group.add(m, topics, owned);
         });
@@ -212,7 +213,7 @@ public final class Scenario {
             }
             Map<Uuid, Set<Integer>> owned = new HashMap<>();
             previous.members().get(e.getKey()).partitions()
-                    .forEach((t, ps) -> owned.put(t, Collections.unmodifiableSet(new HashSet<>(ps))));
+                    .forEach((t, ps) -> owned.put(t, new HashSet<>(ps)));
             group.add(e.getKey(), e.getValue(), owned);
         }
         return group.done();
@@ -236,73 +237,68 @@ public final class Scenario {
     }
 
     /**
-     * A group as the broker hands it over: the subscription type computed once, stored
-     * subscription and assignment objects, an index of assigned partitions.
+     * A group as the broker hands it over: Kafka's own {@code GroupSpecImpl} (its member
+     * objects answer both the subscription and the assignment, one lookup per member), the
+     * subscription type computed once, plain sets in an unmodifiable map as the broker rebuilds
+     * a target assignment from its records, the index of assigned partitions. The benchmark
+     * keeps the owned sets beside it for the quality columns.
      */
     public static final class Group implements GroupSpec {
-        final Map<String, MemberSubscription> subs = new LinkedHashMap<>();
+        final Map<String, MemberSubscriptionAndAssignmentImpl> subs = new LinkedHashMap<>();
         final Map<String, MemberAssignment> owned = new HashMap<>();
-        private final Map<Uuid, Set<Integer>> assigned = new HashMap<>();
-        private SubscriptionType type;
+        private final Map<Uuid, Map<Integer, String>> assigned = new HashMap<>();
+        private GroupSpec spec;
 
         void add(String member, Set<Uuid> topics, Map<Uuid, Set<Integer>> current) {
             Set<Uuid> mine = Collections.unmodifiableSet(topics);
-            subs.put(member, new MemberSubscription() {
-                @Override
-                public Optional<String> rackId() {
-                    return Optional.empty();
-                }
-
-                @Override
-                public Optional<String> instanceId() {
-                    return Optional.empty();
-                }
-
-                @Override
-                public Set<Uuid> subscribedTopicIds() {
-                    return mine;
-                }
+            MemberSubscriptionAndAssignmentImpl both = new MemberSubscriptionAndAssignmentImpl(
+                    Optional.empty(), Optional.empty(), mine,
+                    new org.apache.kafka.coordinator.group.modern.Assignment(current));
+            subs.put(member, both);
+            owned.put(member, both);
+            current.forEach((t, ps) -> {
+                Map<Integer, String> index = assigned.computeIfAbsent(t, k -> new HashMap<>());
+                ps.forEach(p -> index.put(p, member));
             });
-            owned.put(member, new Assignment(Collections.unmodifiableMap(current)));
-            current.forEach((t, ps) -> assigned.computeIfAbsent(t, k -> new HashSet<>()).addAll(ps));
         }
 
         Group done() {
             Set<Set<Uuid>> distinct = new HashSet<>();
             subs.values().forEach(s -> distinct.add(s.subscribedTopicIds()));
-            type = distinct.size() <= 1 ? SubscriptionType.HOMOGENEOUS : SubscriptionType.HETEROGENEOUS;
+            SubscriptionType type = distinct.size() <= 1 ? SubscriptionType.HOMOGENEOUS
+                    : SubscriptionType.HETEROGENEOUS;
+            spec = new GroupSpecImpl(subs, type, assigned);
             return this;
         }
 
         @Override
         public Collection<String> memberIds() {
-            return subs.keySet();
+            return spec.memberIds();
         }
 
         @Override
         public SubscriptionType subscriptionType() {
-            return type;
+            return spec.subscriptionType();
         }
 
         @Override
         public boolean isPartitionAssigned(Uuid topicId, int partitionId) {
-            Set<Integer> ps = assigned.get(topicId);
-            return ps != null && ps.contains(partitionId);
+            return spec.isPartitionAssigned(topicId, partitionId);
         }
 
         @Override
         public boolean isPartitionAssignable(Uuid topicId, int partitionId) {
-            return true;
+            return spec.isPartitionAssignable(topicId, partitionId);
         }
 
         @Override
         public MemberSubscription memberSubscription(String memberId) {
-            return subs.get(memberId);
+            return spec.memberSubscription(memberId);
         }
 
         @Override
         public MemberAssignment memberAssignment(String memberId) {
-            return owned.get(memberId);
+            return spec.memberAssignment(memberId);
         }
     }
 }

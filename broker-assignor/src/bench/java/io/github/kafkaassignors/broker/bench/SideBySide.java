@@ -19,7 +19,9 @@ import org.apache.kafka.coordinator.group.api.assignor.SubscribedTopicDescriber;
  * same assignor gave it when fresh): the two assignors called in turn on the same group
  * (interleaved, the order alternating each round), the median time of each, the quality of
  * each result ({@link Quality}), the fewest moves the same balance needs after the event
- * ({@link Reference#exact}: the flow from nothing, not the timed path) and which path ran.
+ * ({@link Reference#exact}: the flow from nothing, not the timed path), which path ran, and
+ * the time of {@link ReadFloor} on balanced-sticky's group (reading every owned set's size:
+ * what no path that checks the current assignment can go below), timed in the same rounds.
  *
  * <pre>  java -cp ... io.github.kafkaassignors.broker.bench.SideBySide BUDGET_MS [scenario ...]</pre>
  * BUDGET_MS: measured time per row (after a warm-up of a third of it); each row gets at least
@@ -34,10 +36,11 @@ public final class SideBySide {
     public static void main(String[] args) {
         long budgetNs = Long.parseLong(args[0]) * 1_000_000L;
         List<String> scenarios = args.length > 1 ? List.of(args).subList(1, args.length) : Scenario.ALL;
-        ConsumerGroupPartitionAssignor[] under = new ConsumerGroupPartitionAssignor[ASSIGNORS.length];
+        ConsumerGroupPartitionAssignor[] under = new ConsumerGroupPartitionAssignor[ASSIGNORS.length + 1];
         for (int a = 0; a < ASSIGNORS.length; a++) {
             under[a] = Scenario.assignor(ASSIGNORS[a]);
         }
+        under[ASSIGNORS.length] = new ReadFloor();
         for (String name : scenarios) {
             Scenario s = Scenario.of(name);
             SubscribedTopicDescriber topics = s.describer();
@@ -46,13 +49,14 @@ public final class SideBySide {
             for (int a = 0; a < ASSIGNORS.length; a++) {
                 first[a] = under[a].assign(fresh, topics);
             }
-            row(name, "fresh", s, new GroupSpec[] {fresh, fresh}, under, budgetNs);
+            row(name, "fresh", s, new GroupSpec[] {fresh, fresh, fresh}, under, budgetNs);
             for (String event : Scenario.EVENTS) {
                 Scenario after = s.after(event);
-                GroupSpec[] groups = new GroupSpec[ASSIGNORS.length];
+                GroupSpec[] groups = new GroupSpec[ASSIGNORS.length + 1];
                 for (int a = 0; a < ASSIGNORS.length; a++) {
                     groups[a] = after.owning(first[a]);
                 }
+                groups[ASSIGNORS.length] = groups[0]; // the floor reads balanced-sticky's group
                 row(name, event, after, groups, under, budgetNs);
             }
         }
@@ -91,6 +95,7 @@ public final class SideBySide {
             q.put("fewest_moves", fewest);
             out.put(ASSIGNORS[a], q);
         }
+        out.put("read_floor_ms", median(times[0][ASSIGNORS.length]) / 1e6);
         System.out.println(json(out));
         System.out.flush();
     }
