@@ -113,8 +113,15 @@ public class BalancedStickyAssignor implements ConsumerGroupPartitionAssignor {
             }
         }
         int[] claimed = new int[members.length];
-        int[][][] claims = readClaims(members, subscriptions, claimed, current);
-        Problem problem = Problem.resolveSubscribed(subscriptions.counts, subs, claims);
+        // by size when the claims are disjoint (what the broker hands over): only members
+        // whose counts change have their partitions read
+        Problem problem = fastPaths && !anyRack
+                ? OwnedSizes.read(groupSpec, subscriptions, current, claimed) : null;
+        if (problem == null) {
+            Arrays.fill(claimed, 0);
+            int[][][] claims = readClaims(members, subscriptions, claimed, current);
+            problem = Problem.resolveSubscribed(subscriptions.counts, subs, claims);
+        }
         if (anyRack) {
             problem.withRacks(racks, (t, p) -> {
                 Set<String> where = topics.racksForPartition(topicIds.get(t), p);
@@ -132,6 +139,11 @@ public class BalancedStickyAssignor implements ConsumerGroupPartitionAssignor {
         }
 
         for (int m = 0; m < members.length; m++) {
+            if (result[m] == null) { // read by size: keeps exactly what it owns
+                out.put(members[m], current[m] != null ? current[m]
+                        : new Assignment(Collections.emptyMap()));
+                continue;
+            }
             if (current[m] != null && keepsAll(problem, result, m, claimed[m])) {
                 out.put(members[m], current[m]); // unchanged: hand back the broker's own object
                 continue;
