@@ -43,6 +43,7 @@ public class BalancedStickyAssignor implements ConsumerGroupPartitionAssignor {
     public static final String NAME = "balanced-sticky";
 
     private final boolean fastPaths;
+    private final boolean bySize;
 
     public BalancedStickyAssignor() {
         this(true);
@@ -50,7 +51,13 @@ public class BalancedStickyAssignor implements ConsumerGroupPartitionAssignor {
 
     /** @param fastPaths false: always the general path (tests compare the two) */
     BalancedStickyAssignor(boolean fastPaths) {
+        this(fastPaths, fastPaths);
+    }
+
+    /** @param bySize false: every claim read and resolved (tests compare the two) */
+    BalancedStickyAssignor(boolean fastPaths, boolean bySize) {
         this.fastPaths = fastPaths;
+        this.bySize = bySize;
     }
 
     @Override
@@ -115,7 +122,7 @@ public class BalancedStickyAssignor implements ConsumerGroupPartitionAssignor {
         int[] claimed = new int[members.length];
         // by size when the claims are disjoint (what the broker hands over): only members
         // whose counts change have their partitions read
-        Problem problem = fastPaths && !anyRack
+        Problem problem = bySize && !anyRack
                 ? OwnedSizes.read(groupSpec, subscriptions, current, claimed) : null;
         if (problem == null) {
             Arrays.fill(claimed, 0);
