@@ -43,6 +43,7 @@ public class BalancedStickyAssignor implements ConsumerGroupPartitionAssignor {
     public static final String NAME = "balanced-sticky";
 
     private final boolean fastPaths;
+    private final boolean bySize;
 
     public BalancedStickyAssignor() {
         this(true);
@@ -50,7 +51,13 @@ public class BalancedStickyAssignor implements ConsumerGroupPartitionAssignor {
 
     /** @param fastPaths false: always the general path (tests compare the two) */
     BalancedStickyAssignor(boolean fastPaths) {
+        this(fastPaths, fastPaths);
+    }
+
+    /** @param bySize false: every claim read and resolved (tests compare the two) */
+    BalancedStickyAssignor(boolean fastPaths, boolean bySize) {
         this.fastPaths = fastPaths;
+        this.bySize = bySize;
     }
 
     @Override
@@ -113,8 +120,15 @@ public class BalancedStickyAssignor implements ConsumerGroupPartitionAssignor {
             }
         }
         int[] claimed = new int[members.length];
-        int[][][] claims = readClaims(members, subscriptions, claimed, current);
-        Problem problem = Problem.resolveSubscribed(subscriptions.counts, subs, claims);
+        // by size when the claims are disjoint (what the broker hands over): only members
+        // whose counts change have their partitions read
+        Problem problem = bySize && !anyRack
+                ? OwnedSizes.read(groupSpec, subscriptions, current, claimed) : null;
+        if (problem == null) {
+            Arrays.fill(claimed, 0);
+            int[][][] claims = readClaims(members, subscriptions, claimed, current);
+            problem = Problem.resolveSubscribed(subscriptions.counts, subs, claims);
+        }
         if (anyRack) {
             problem.withRacks(racks, (t, p) -> {
                 Set<String> where = topics.racksForPartition(topicIds.get(t), p);
@@ -132,6 +146,11 @@ public class BalancedStickyAssignor implements ConsumerGroupPartitionAssignor {
         }
 
         for (int m = 0; m < members.length; m++) {
+            if (result[m] == null) { // read by size: keeps exactly what it owns
+                out.put(members[m], current[m] != null ? current[m]
+                        : new Assignment(Collections.emptyMap()));
+                continue;
+            }
             if (current[m] != null && keepsAll(problem, result, m, claimed[m])) {
                 out.put(members[m], current[m]); // unchanged: hand back the broker's own object
                 continue;

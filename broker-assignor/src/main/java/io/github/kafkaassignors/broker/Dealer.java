@@ -18,9 +18,13 @@ final class Dealer {
     /**
      * @param x member -> k -> partitions of its k-th subscribed topic (from {@link ShareFlow});
      *     used up: it ends holding zeros
-     * @return member -> topic -> partitions (ascending; {@code null} where none)
+     * @return member -> topic -> partitions (ascending; {@code null} where none); on a problem
+     *     read by size, a member that keeps exactly what it owns has a {@code null} row
      */
     static int[][][] deal(Problem problem, int[][] x) {
+        if (problem.isBySize()) {
+            return dealChanged(problem, x);
+        }
         int members = problem.members();
         int topics = problem.topics();
         int[][][] out = new int[members][topics][];
@@ -50,8 +54,59 @@ final class Dealer {
         if (problem.racks != null) {
             dealLocal(problem, out, x, kept);
         }
-        int[] next = new int[topics]; // the lowest partition of each topic not yet looked at
+        dealFree(problem, out, x, kept);
+        return out;
+    }
+
+    /**
+     * {@link #deal} on a problem read by size: only members whose counts change are read (a
+     * member keeping exactly what it owns, nothing beyond its subscriptions, gets a null row).
+     * The same partitions: kept starts as everything subscribers hold, less what the members
+     * giving some up do not keep.
+     */
+    private static int[][][] dealChanged(Problem problem, int[][] x) {
+        int members = problem.members();
+        int[][][] out = new int[members][][];
+        boolean[][] kept = problem.held; // used up
         for (int m = 0; m < members; m++) {
+            int[] subs = problem.subs[m];
+            boolean same = !problem.outside[m];
+            for (int k = 0; k < subs.length && same; k++) {
+                same = x[m][k] == problem.ownedCount(m, subs[k]);
+            }
+            if (same) {
+                Arrays.fill(x[m], 0);
+                continue;
+            }
+            out[m] = new int[problem.topics()][];
+            for (int k = 0; k < subs.length; k++) {
+                int t = subs[k];
+                int owns = problem.ownedCount(m, t);
+                int keep = Math.min(owns, x[m][k]);
+                int[] owned = problem.owned(m, t);
+                for (int i = keep; i < owns; i++) {
+                    kept[t][owned[i]] = false;
+                }
+                if (x[m][k] > 0) {
+                    out[m][t] = new int[x[m][k]];
+                    if (keep > 0) {
+                        System.arraycopy(owned, 0, out[m][t], 0, keep);
+                    }
+                    x[m][k] -= keep;
+                }
+            }
+        }
+        dealFree(problem, out, x, kept);
+        return out;
+    }
+
+    /** The partitions nobody keeps, lowest first, to members still short, in canonical order. */
+    private static void dealFree(Problem problem, int[][][] out, int[][] x, boolean[][] kept) {
+        int[] next = new int[problem.topics()]; // the lowest partition of each topic not yet looked at
+        for (int m = 0; m < problem.members(); m++) {
+            if (out[m] == null) {
+                continue;
+            }
             int[] subs = problem.subs[m];
             for (int k = 0; k < subs.length; k++) {
                 if (x[m][k] == 0) {
@@ -72,7 +127,6 @@ final class Dealer {
                 }
             }
         }
-        return out;
     }
 
     /** Members with a rack take free partitions with a replica there, lowest number first. */

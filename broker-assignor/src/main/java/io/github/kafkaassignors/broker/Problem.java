@@ -14,8 +14,25 @@ final class Problem {
     final int[] counts;
     /** Member -> subscribed topics (ascending topic numbers). */
     final int[][] subs;
-    /** Member -> topic -> owned partitions, ascending ({@code null} where none). */
+    /**
+     * Member -> topic -> owned partitions, ascending ({@code null} where none). On a problem
+     * read by size ({@link #bySize}) rows and entries are filled on demand: read them through
+     * {@link #owned(int, int)}.
+     */
     final int[][][] owned;
+    /** Read by size: member -> topic -> owned count; null when {@link #owned} is complete. */
+    private int[][] sizes;
+    /** Read by size: one member's owned partitions of a topic, ascending. */
+    private Reader reader;
+    /** Read by size: topic -> partition -> held by a subscriber (the dealer's starting point). */
+    boolean[][] held;
+    /** Read by size: member -> claims beyond its subscribed topics (it cannot keep all). */
+    boolean[] outside;
+
+    /** Reads one member's owned partitions of one topic (ascending) when they are needed. */
+    interface Reader {
+        int[] read(int m, int t);
+    }
     /** Member -> rack ({@code null} where none); {@code null} when no member has a rack. */
     String[] racks;
     /** (topic, partition) -> racks of its replicas; only read when {@link #racks} is set. */
@@ -25,6 +42,41 @@ final class Problem {
         this.counts = counts;
         this.subs = subs;
         this.owned = owned;
+    }
+
+    /**
+     * A problem whose claims are known disjoint and in range, read by size: only the members
+     * whose counts change have their partitions read (by {@link Dealer}).
+     */
+    static Problem bySize(int[] counts, int[][] subs, int[][] sizes, boolean[][] held,
+            boolean[] outside, Reader reader) {
+        Problem p = new Problem(counts, subs, new int[subs.length][][]);
+        p.sizes = sizes;
+        p.held = held;
+        p.outside = outside;
+        p.reader = reader;
+        return p;
+    }
+
+    boolean isBySize() {
+        return sizes != null;
+    }
+
+    /** Member m's owned partitions of topic t, ascending; null if none. */
+    int[] owned(int m, int t) {
+        if (sizes == null) {
+            return owned[m][t];
+        }
+        if (sizes[m][t] == 0) {
+            return null;
+        }
+        if (owned[m] == null) {
+            owned[m] = new int[counts.length][];
+        }
+        if (owned[m][t] == null) {
+            owned[m][t] = reader.read(m, t);
+        }
+        return owned[m][t];
     }
 
     /** Racks for dealing: members' racks and where each partition's replicas are. */
@@ -44,6 +96,16 @@ final class Problem {
 
     /** Whether any member owns a partition (false: a new group). */
     boolean ownsAny() {
+        if (sizes != null) {
+            for (int[] mine : sizes) {
+                for (int n : mine) {
+                    if (n > 0) {
+                        return true;
+                    }
+                }
+            }
+            return false;
+        }
         for (int[][] mine : owned) {
             for (int[] ps : mine) {
                 if (ps != null) {
@@ -55,6 +117,9 @@ final class Problem {
     }
 
     int ownedCount(int m, int t) {
+        if (sizes != null) {
+            return sizes[m][t];
+        }
         int[] ps = owned[m][t];
         return ps == null ? 0 : ps.length;
     }
