@@ -59,5 +59,7 @@ CLIENTS = {
     "kafka-python-2": "integration_tests.usage_matrix.kafka_python_2:client",
     "kafka-python-consumer-protocol":
         "integration_tests.usage_matrix.kafka_python:consumer_protocol_client",
+    "kafka-python-consumer-protocol-java":
+        "integration_tests.usage_matrix.java_consumer:client",
     "kafka-python-oldest": "integration_tests.usage_matrix.kafka_python:oldest_client",
 }

@@ -18,7 +18,7 @@ from typing import Any
 
 from kafka_assignors.embedded.admin import admin_client
 
-from .workload import Side
+from .workload import Host, Side
 
 HOLD_S = 2.0  # steady reading between two changes
 
@@ -62,6 +62,9 @@ class Client:
     #: also run ours as the plain one line (member config ``runtime: False``: the client's
     #: own consumer class with our assignor, no runtime), judged against alone as ours is
     plain: bool = False
+    #: runs the alone side's members instead of ``script`` (one made per side, given the
+    #: bootstrap), where alone is another client: Kafka's Java consumer (java_consumer.py)
+    alone_host: Callable[[str], Host] | None = None
 
 
 def _since(side: Side, name: str, event: str, bound: float) -> float | None:
