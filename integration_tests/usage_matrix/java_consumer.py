@@ -38,7 +38,9 @@ from .plans import Cell, Client
 SOURCE = Path(__file__).with_name("JavaUsageMember.java")
 #: Kafka's log lines reach the JVM's stderr through log4j (the image's jars)
 LOG_JARS = ("log4j-api-*.jar", "log4j-core-*.jar", "log4j-slf4j-impl-*.jar")
-#: warnings and errors as they come; of the consumer's own INFO lines only the fencing
+#: warnings and errors as they come; of the consumer's own INFO lines only its heartbeat's
+#: fencing (FENCED_MEMBER_EPOCH or UNKNOWN_MEMBER_ID: it then drops its partitions as lost
+#: and rejoins at epoch 0)
 LOG4J = """\
 status = error
 appender.err.type = Console
@@ -52,7 +54,7 @@ appender.fenced.target = SYSTEM_ERR
 appender.fenced.layout.type = PatternLayout
 appender.fenced.layout.pattern = %d{HH:mm:ss.SSS} %p %c{1} %m%n
 appender.fenced.filter.only.type = RegexFilter
-appender.fenced.filter.only.regex = .*transitioned to FENCED state.*
+appender.fenced.filter.only.regex = .*(is fenced|is unknown)[.] in .*
 appender.fenced.filter.only.onMatch = ACCEPT
 appender.fenced.filter.only.onMismatch = DENY
 rootLogger.level = warn
@@ -64,10 +66,11 @@ logger.member.appenderRef.err.ref = err
 logger.member.appenderRef.err.level = warn
 logger.member.appenderRef.fenced.ref = fenced
 """
-#: what the Java consumer logs when its member loses its membership: fenced by the broker
-#: (it then calls onPartitionsLost and rejoins), or max.poll.interval.ms exceeded (it leaves)
+#: what the Java consumer logs when its member loses its membership: its heartbeat fenced by
+#: the broker (``AbstractHeartbeatRequestManager``, INFO), or max.poll.interval.ms exceeded
+#: (it leaves; WARN)
 EXPELLED = re.compile(r"clientId=([^,\]]+),.*"
-                      r"(transitioned to FENCED state|Consumer poll timeout has expired)")
+                      r"(is fenced\.|is unknown\.|Consumer poll timeout has expired)")
 CLIENT_ID = re.compile(r"clientId=([^,\]]+),")
 #: kafka-python option -> the Java consumer's property
 PROPERTIES = {"auto_offset_reset": "auto.offset.reset",
