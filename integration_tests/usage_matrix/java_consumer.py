@@ -211,6 +211,7 @@ class JavaHost:
             encoding="utf-8")
         self._lock = threading.Lock()
         self.members: dict[str, JavaMember] = {}
+        self._early: list[str] = []  # the JVM's log before its first member (a failed start)
         self._readers = [threading.Thread(target=self._read_events, daemon=True),
                          threading.Thread(target=self._read_log, daemon=True)]
         for reader in self._readers:
@@ -228,6 +229,7 @@ class JavaHost:
         member = JavaMember(self, name, log)
         with self._lock:
             self.members[name] = member
+            log.writelines(self._early)
         if "pattern" in config:
             kind, what = "pattern", str(config["pattern"])
         elif "partitions" in config:
@@ -264,8 +266,11 @@ class JavaHost:
         assert self._proc.stderr is not None
         for line in self._proc.stderr:
             named = CLIENT_ID.search(line) or re.match(r"\[member (\S+)\]", line)
-            owners = ([self.members[named.group(1)]] if named and named.group(1) in self.members
-                      else list(self.members.values()))
+            with self._lock:
+                owners = ([self.members[named.group(1)]] if named and named.group(1) in self.members
+                          else list(self.members.values()))
+                if not self.members:
+                    self._early.append(line)
             for member in owners:
                 with contextlib.suppress(ValueError):  # its log closed already
                     member.log.write(line)
