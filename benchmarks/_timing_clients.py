@@ -92,25 +92,28 @@ def _jars_dir() -> Path:
     return Path(found[-1]).parent
 
 
-_JAVA: dict[str, str] = {}
+_JAVA: dict[tuple[Path, tuple[str, ...]], str] = {}
 _JAVA_LOCK = threading.Lock()
+#: the kafka-clients jar and what its consumer needs at run time
+CLIENT_JARS = ("kafka-clients-*.jar", "slf4j-api-*.jar", "lz4-java-*.jar", "snappy-java-*.jar",
+               "zstd-jni-*.jar")
 
 
-def java_classpath() -> str:
-    """Compile RebalanceMember.java once per process (into a temp dir); its classpath."""
+def java_classpath(source: Path = JAVA_SOURCE, extra_jars: tuple[str, ...] = ()) -> str:
+    """Compile a Java member (``RebalanceMember.java`` unless told) once per process (into a
+    temp dir); its classpath: the kafka-clients jars plus the ``extra_jars`` patterns."""
     with _JAVA_LOCK:
-        if "cp" not in _JAVA:
+        key = (source, extra_jars)
+        if key not in _JAVA:
             libs = _jars_dir()
-            jars = [str(p) for pattern in ("kafka-clients-*.jar", "slf4j-api-*.jar",
-                                           "lz4-java-*.jar", "snappy-java-*.jar",
-                                           "zstd-jni-*.jar")
+            jars = [str(p) for pattern in (*CLIENT_JARS, *extra_jars)
                     for p in sorted(libs.glob(pattern))]
             out = tempfile.mkdtemp(prefix="kafka-assignors-java-")
             atexit.register(shutil.rmtree, out, True)
-            subprocess.run(["javac", "-nowarn", "-cp", jars[0], "-d", out, str(JAVA_SOURCE)],
+            subprocess.run(["javac", "-nowarn", "-cp", jars[0], "-d", out, str(source)],
                            check=True, capture_output=True, text=True, timeout=180)
-            _JAVA["cp"] = os.pathsep.join([out, *jars])
-        return _JAVA["cp"]
+            _JAVA[key] = os.pathsep.join([out, *jars])
+        return _JAVA[key]
 
 
 class ClientGroup(GroupRunner):

@@ -95,6 +95,7 @@ TIMING_SENSITIVE=(
     integration_tests/test_usage_matrix_kafka_python_2.py
     integration_tests/test_usage_matrix_confluent.py
     integration_tests/test_usage_matrix_aiokafka.py
+    integration_tests/test_usage_matrix_kafka_python_consumer_protocol_java.py
     integration_tests/test_e2e/test_chaos.py
     integration_tests/test_e2e/test_migration.py
     integration_tests/test_kafka_python_runtime_live.py

@@ -20,6 +20,10 @@ Layout (the core knows no client; one thin driver per client):
 * ``report.py``    JSON + Markdown; ``__main__.py`` the command that writes the results file.
 * ``kafka_python.py`` + ``kafka_python_member.py``: the kafka-python driver (its cells, its
   strategies: ours vs kafka-python's own of the same protocol) and its member script.
+* ``java_consumer.py`` + ``JavaUsageMember.java``: Kafka's Java consumer as the alone side of
+  the consumer-protocol matrix's Java column: a side's members are threads of one JVM, which
+  ``Client.alone_host`` hands to ``Side`` as a ``workload.Host`` (each member still a
+  "process" with its own events, commands and exit code).
 
 Plugging in another client (confluent-kafka, kafka-python 2.3, aiokafka):
 
@@ -59,5 +63,7 @@ CLIENTS = {
     "kafka-python-2": "integration_tests.usage_matrix.kafka_python_2:client",
     "kafka-python-consumer-protocol":
         "integration_tests.usage_matrix.kafka_python:consumer_protocol_client",
+    "kafka-python-consumer-protocol-java":
+        "integration_tests.usage_matrix.java_consumer:client",
     "kafka-python-oldest": "integration_tests.usage_matrix.kafka_python:oldest_client",
 }

@@ -102,6 +102,20 @@ class LostMembership(logging.Handler):
             COMMIT_DEFECT.commit_failed("refused: not part of an active group")
 
 
+class ConsumerProtocolLost(logging.Handler):
+    """Ours on the consumer group protocol logs a member's lost membership (there is no
+    "lost membership" line there): fenced by the broker, or leaving after
+    ``max_poll_interval_ms``. The Java consumer's column reads its two lines for the same
+    cases from the Java consumer's log (java_consumer.py)."""
+
+    SAID = ("fenced (", "no poll() for max_poll_interval_ms")
+
+    def emit(self, record: logging.LogRecord) -> None:
+        message = record.getMessage()
+        if any(said in message for said in self.SAID):
+            emit("expelled", how=message[:200])
+
+
 class CommitDefectWitness:
     """Sees kafka-python 3.0.0 to 3.0.2's refused commit (upstream.md §5, kafka-python #3082):
     a heartbeat answered REBALANCE_IN_PROGRESS marks the coordinator dead, and a commit made
@@ -478,6 +492,8 @@ def main() -> None:
     logging.basicConfig(level=logging.INFO, stream=sys.stderr,
                         format="%(asctime)s %(name)s %(levelname)s %(message)s")
     logging.getLogger("kafka").addHandler(LostMembership())
+    logging.getLogger("kafka_assignors.kafka_python.consumer_group").addHandler(
+        ConsumerProtocolLost())
     for name in ("kafka.coordinator", "kafka_assignors"):  # a post-mortem's detail, on demand
         logging.getLogger(name).setLevel(os.environ.get("USAGE_MATRIX_LOG_LEVEL", "INFO"))
     hold(cfg)

@@ -18,7 +18,7 @@ from typing import Any
 
 from kafka_assignors.embedded.admin import admin_client
 
-from .workload import Side
+from .workload import Host, Side
 
 HOLD_S = 2.0  # steady reading between two changes
 
@@ -69,6 +69,9 @@ class Client:
     #: start: where ours speaks a protocol whose session and heartbeat the broker sets, this
     #: gives its group what alone's members set themselves (the same cadence on both sides)
     prepare_ours: Callable[[str, str, Mapping[str, Any]], None] | None = None
+    #: runs the alone side's members instead of ``script`` (one made per side, given the
+    #: bootstrap), where alone is another client: Kafka's Java consumer (java_consumer.py)
+    alone_host: Callable[[str], Host] | None = None
 
 
 def _since(side: Side, name: str, event: str, bound: float) -> float | None:

@@ -84,7 +84,8 @@ def run_pair(bootstrap: str, client: Client, cell: Cell, protocol: str,
         "ours": _Run(Side(bootstrap, client.script, f"{cell.key}-{protocol[:4]}-ours",
                           ours_spec, base, client.python)),
         "alone": _Run(Side(bootstrap, client.script, f"{cell.key}-{protocol[:4]}-alone",
-                           alone_spec, base, client.python)),
+                           alone_spec, base, client.python,
+                           client.alone_host(bootstrap) if client.alone_host else None)),
     }
     if client.plain:  # the third side: ours without the runtime, as the plain one line
         runs["plain"] = _Run(Side(bootstrap, client.script, f"{cell.key}-{protocol[:4]}-plain",

@@ -21,7 +21,7 @@ import uuid
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, Protocol
 
 from kafka_assignors.embedded.admin import create_topic, delete_topic
 
@@ -36,10 +36,36 @@ SENTINEL = b"stop"
 KEEP_LOGS_ENV = "USAGE_MATRIX_KEEP_LOGS"
 
 
+class _Commands(Protocol):
+    def write(self, text: str, /) -> int: ...
+    def flush(self) -> None: ...
+
+
+class MemberProcess(Protocol):
+    """What a side uses of a member: ``subprocess.Popen``, a forked one (``zygote.Member``) or
+    one a :class:`Host` runs."""
+
+    @property
+    def stdin(self) -> _Commands | None: ...
+    @property
+    def stdout(self) -> Iterable[str] | None: ...
+    def poll(self) -> int | None: ...
+    def wait(self, timeout: float | None = None) -> int: ...
+    def kill(self) -> None: ...
+
+
+class Host(Protocol):
+    """Runs a side's members otherwise than as one process each (the Java consumer's: threads
+    of one JVM, java_consumer.py); made with the side, closed at its end."""
+
+    def spawn(self, config: Mapping[str, Any], log: IO[str]) -> MemberProcess: ...
+    def close(self) -> None: ...
+
+
 @dataclass
 class Proc:
     name: str
-    popen: subprocess.Popen[str] | zygote.Member
+    popen: MemberProcess
     log: IO[str]
     events: list[dict[str, Any]] = field(default_factory=list)
     reader: threading.Thread | None = None  # reads its stdout until EOF, then adds "exit"
@@ -111,8 +137,10 @@ class Side:
     """One side (one strategy) of one cell: start/stop/command members, watch the group."""
 
     def __init__(self, bootstrap: str, script: Path, label: str, strategy: str,
-                 base: Mapping[str, Any], python: str | None = None) -> None:
+                 base: Mapping[str, Any], python: str | None = None,
+                 host: Host | None = None) -> None:
         self.bootstrap = bootstrap
+        self.host = host  # runs the members instead of the script, if given
         self.python = python
         self.script = script
         self.strategy = strategy
@@ -158,8 +186,10 @@ class Side:
         if self.python is not None:  # another venv: this checkout and nothing of ours
             env["PYTHONPATH"] = str(Path(__file__).resolve().parents[2])
         python, args = self.python or sys.executable, [json.dumps(cfg)]
-        popen: subprocess.Popen[str] | zygote.Member
-        if zygote.enabled():  # both sides of every cell alike
+        popen: MemberProcess
+        if self.host is not None:
+            popen = self.host.spawn(cfg, log)
+        elif zygote.enabled():  # both sides of every cell alike
             popen = zygote.spawn(python, self.script, args, log, env)
         else:
             popen = subprocess.Popen([python, str(self.script), *args], stdin=subprocess.PIPE,
@@ -295,6 +325,8 @@ class Side:
         for proc in self.procs.values():
             if proc.reader is not None:
                 proc.reader.join(max(0.1, readers_deadline - time.monotonic()))
+        if self.host is not None:
+            self.host.close()
 
     def log_tail(self, lines: int = 30) -> str:
         out = []
