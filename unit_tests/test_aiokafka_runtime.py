@@ -308,6 +308,91 @@ def test_a_commit_refused_for_an_older_generation_keeps_the_membership(
     run(scenario)
 
 
+class RebalancingOnce(CooperativeGroupCoordinator):
+    """Answers the first OffsetCommit REBALANCE_IN_PROGRESS (the group began a rebalance this
+    member has not joined yet), later ones with success; records what was sent."""
+
+    sent: list[tuple[int, dict[TopicPartition, int]]]
+
+    async def _send_req(self, request: Any) -> Any:
+        from aiokafka.errors import RebalanceInProgressError
+
+        self.sent.append((request.generation_id if hasattr(request, "generation_id")
+                          else self.generation, {}))
+        code = RebalanceInProgressError.errno if len(self.sent) == 1 else 0
+        return SimpleNamespace(topics=[(T, [(0, code)])])
+
+
+@pytest.mark.parametrize("keeps", [True, False])
+def test_a_commit_refused_because_the_group_began_rebalancing_goes_out_after_the_join(
+        keeps: bool) -> None:
+    """REBALANCE_IN_PROGRESS before this member joined: a cooperative member keeps its
+    partitions through the rebalance, so the commit waits for its join and goes out again with
+    the new generation (it succeeds); if the join took the partition away, the refusal stands
+    (aiokafka's CommitFailedError)."""
+    from aiokafka.errors import CommitFailedError
+    from aiokafka.structs import OffsetAndMetadata
+
+    async def scenario(c: Recording, listener: Listener, sub: SubscriptionState) -> None:
+        await join(c, 0, 1)
+        c.__class__ = RebalancingOnce
+        c.sent, c.member_id, c.coordinator_id = [], "m", 1
+        offsets = {TopicPartition(T, 0): OffsetAndMetadata(5, "")}
+        commit = asyncio.ensure_future(c.commit_offsets(sub.subscription.assignment, offsets))
+        await asyncio.sleep(0.05)
+        assert len(c.sent) == 1 and not commit.done()  # refused; waits for the join
+        await join(c, *((0, 1) if keeps else (1,)))
+        if keeps:
+            await asyncio.wait_for(commit, 1)
+            assert [g for g, _ in c.sent] == [2, 3]
+        else:
+            with pytest.raises(CommitFailedError):
+                await asyncio.wait_for(commit, 1)
+            assert len(c.sent) == 1
+
+    run(scenario)
+
+
+class RefusedAcrossTheJoin(CooperativeGroupCoordinator):
+    """The first OffsetCommit is overtaken by the member's JoinGroup: answered (generation
+    bumped, SyncGroup pending) before it, so the broker refuses it ILLEGAL_GENERATION."""
+
+    sent: list[int]
+
+    async def _send_req(self, request: Any) -> Any:
+        from aiokafka.errors import IllegalGenerationError
+
+        self.sent.append(self.generation)
+        if len(self.sent) > 1:
+            return SimpleNamespace(topics=[(T, [(0, 0)])])
+        self.generation += 1
+        self._ka_round_trip = asyncio.get_running_loop().create_future()
+        return SimpleNamespace(topics=[(T, [(0, IllegalGenerationError.errno)])])
+
+
+def test_a_commit_overtaken_by_the_members_join_goes_out_with_the_new_generation() -> None:
+    """ILLEGAL_GENERATION for a commit sent just before the member's JoinGroup was answered:
+    the member keeps its membership and, once its SyncGroup completed with the partition
+    still its own, the commit goes out again with the new generation (seen on a loaded
+    machine: aiokafka's CommitFailedError for a member that lost nothing)."""
+    from aiokafka.structs import OffsetAndMetadata
+
+    async def scenario(c: Recording, listener: Listener, sub: SubscriptionState) -> None:
+        await join(c, 0, 1)
+        c.__class__ = RefusedAcrossTheJoin
+        c.sent, c.member_id, c.coordinator_id = [], "m", 1
+        offsets = {TopicPartition(T, 0): OffsetAndMetadata(5, "")}
+        commit = asyncio.ensure_future(c.commit_offsets(sub.subscription.assignment, offsets))
+        await asyncio.sleep(0.05)
+        assert c.sent == [2] and not commit.done() and c.member_id == "m"
+        await c._on_join_complete(c.generation, "m", "cooperative-balanced-sticky",
+                                  assignment_bytes(0, 1))
+        await asyncio.wait_for(commit, 1)
+        assert c.sent == [2, 3]
+
+    run(scenario)
+
+
 def test_an_eager_consumer_keeps_aiokafkas_behaviour() -> None:
     """Not cooperative: every step is aiokafka's (everything revoked and stopped)."""
 

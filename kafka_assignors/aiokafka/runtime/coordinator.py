@@ -21,7 +21,9 @@ protocol:
   connection and be refused: members that keep reading commit during rebalances);
 * ``_do_commit_offsets``: an OffsetCommit refused for the generation it was sent with after
   the member has joined a newer one (a user's commit during the rebalance, which a member
-  that keeps reading makes likely) fails without resetting the membership, as in Java;
+  that keeps reading makes likely) fails without resetting the membership, as in Java; and
+  ``commit_offsets`` sends such a commit (or one refused REBALANCE_IN_PROGRESS before the
+  member joined) again once the member's join completed, if it still holds the partitions;
 * ``_maybe_leave_group`` on ``stop()``: ``on_partitions_revoked`` gets what the member holds
   before it leaves, as Java's ``onLeavePrepare`` (aiokafka calls no listener on ``stop()``;
   eager members revoked everything at their last rebalance, cooperative ones did not);
@@ -42,6 +44,7 @@ import logging
 from collections.abc import Iterable
 from typing import Any
 
+from aiokafka import errors as Errors
 from aiokafka.consumer.group_coordinator import GroupCoordinator
 
 from . import manifest
@@ -66,8 +69,13 @@ class CooperativeGroupCoordinator(GroupCoordinator):  # type: ignore[misc]
     #: the generation an OffsetCommit in flight was sent with (commits are serialised by
     #: aiokafka's commit lock)
     _ka_commit_generation: int | None = None
+    #: the generation the last OffsetCommit was sent with
+    _ka_sent_generation: int | None = None
     #: pending while this member's JoinGroup/SyncGroup round trip is
     _ka_round_trip: asyncio.Future[None] | None = None
+    #: pending until this member's next join completes (a commit refused because the group
+    #: began a rebalance this member had not joined yet waits for it)
+    _ka_next_join: asyncio.Future[None] | None = None
 
     @classmethod
     def adopt(cls, coordinator: Any, *, cooperative: bool) -> CooperativeGroupCoordinator:
@@ -121,10 +129,61 @@ class CooperativeGroupCoordinator(GroupCoordinator):  # type: ignore[misc]
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(asyncio.shield(pending),
                                        self._rebalance_timeout_ms / 1000)
-        await super().commit_offsets(assignment, offsets)
+        try:
+            await super().commit_offsets(assignment, offsets)
+        except Errors.CommitFailedError as exc:
+            if not await self._joined_after_refusal(exc, offsets):
+                raise
+            # refused by a rebalance that did not cost this member the partitions: sent
+            # again with the generation it joined, as a commit asked for during its round
+            # trip is
+            await super().commit_offsets(self._subscription.subscription.assignment, offsets)
+
+    async def _joined_after_refusal(self, refusal: Exception, offsets: Any) -> bool:
+        """True once the member completed the join of the rebalance that refused a commit and
+        still holds every partition of it; False at once otherwise (the refusal stands).
+
+        Two refusals a cooperative member meets while it keeps reading: REBALANCE_IN_PROGRESS
+        (the group began a rebalance this member had not joined yet) and ILLEGAL_GENERATION
+        for a commit sent just before its JoinGroup was answered (it is in the newer
+        generation: membership kept, :meth:`reset_generation`). Neither cost it its
+        partitions, so the commit can go out again with the generation it joined. Any other
+        refusal, an eager member, or a member expelled meanwhile: the refusal stands."""
+        cause = refusal.__cause__
+        refused = self._ka_sent_generation
+        rebalancing = isinstance(cause, Errors.RebalanceInProgressError)
+        joined_since = (isinstance(cause, Errors.IllegalGenerationError)
+                        and refused is not None and refused != self.generation)
+        if not (self._ka_cooperative and (rebalancing or joined_since)):
+            return False
+        if self.generation == refused or self._ka_round_trip is not None:
+            # its join is to come or under way: the assignment it brings decides
+            if self._ka_next_join is None or self._ka_next_join.done():
+                self._ka_next_join = asyncio.get_running_loop().create_future()
+            try:
+                await asyncio.wait_for(asyncio.shield(self._ka_next_join),
+                                       self._rebalance_timeout_ms / 1000)
+            except TimeoutError:
+                return False
+        held = set(self._subscription.assigned_partitions())
+        kept = self.generation != refused and set(offsets) <= held
+        log.info("Group %s: an OffsetCommit of generation %s refused while the group "
+                 "rebalanced %s", self.group_id, refused,
+                 f"is sent again with generation {self.generation}" if kept else
+                 "is not sent again: the member no longer holds its partitions")
+        return kept
 
     async def _on_join_complete(self, generation: int, member_id: str, protocol: str,
                                 member_assignment_bytes: bytes) -> None:
+        try:
+            await self._complete_join(generation, member_id, protocol, member_assignment_bytes)
+        finally:
+            joined, self._ka_next_join = self._ka_next_join, None
+            if joined is not None and not joined.done():
+                joined.set_result(None)
+
+    async def _complete_join(self, generation: int, member_id: str, protocol: str,
+                             member_assignment_bytes: bytes) -> None:
         self._round_trip_answered()
         if self._ka_lost:
             await self._call_listener("on_partitions_revoked", self._ka_lost)
@@ -138,7 +197,7 @@ class CooperativeGroupCoordinator(GroupCoordinator):  # type: ignore[misc]
         await self._complete_cooperatively(protocol, member_assignment_bytes)
 
     async def _do_commit_offsets(self, assignment: Any, offsets: Any) -> None:
-        self._ka_commit_generation = self.generation
+        self._ka_commit_generation = self._ka_sent_generation = self.generation
         try:
             await super()._do_commit_offsets(assignment, offsets)
         finally:
