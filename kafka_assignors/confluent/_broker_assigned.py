@@ -19,6 +19,7 @@ import confluent_kafka
 
 from ._broker_config import broker_assignors
 from ._callback_rules import CallbackRules
+from ._commits import librdkafka_commit
 from ._consumer_protocol import ConsumerProtocolConfig, translate_consumer_protocol
 from ._errors import UnsupportedAssignorError, is_unsupported_assignor, state_error
 from ._protocol_choice import Consumer, given_config
@@ -132,13 +133,7 @@ class BrokerAssignedConsumer(CallbackRules, Consumer):
     def _commit(
         self, message: Any, offsets: Sequence[Any] | None, asynchronous: bool
     ) -> list[Any] | None:
-        kwargs: dict[str, Any] = {"asynchronous": asynchronous}
-        if message is not None:
-            kwargs["message"] = message
-        if offsets is not None:
-            kwargs["offsets"] = list(offsets)
-        result: list[Any] | None = _Base.commit(self, **kwargs)
-        return result
+        return librdkafka_commit(self, message, offsets, asynchronous)
 
     def _close_clients(self) -> None:
         """Leave the group (on_revoke, final auto-commit) and close."""

@@ -30,6 +30,19 @@ _Base: Any = confluent_kafka.Consumer
 _monotonic = time.monotonic
 
 
+def librdkafka_commit(
+    consumer: Any, message: Any, offsets: Sequence[Any] | None, asynchronous: bool
+) -> list[Any] | None:
+    """confluent-kafka's own ``commit()`` on ``consumer``, with only the arguments given."""
+    kwargs: dict[str, Any] = {"asynchronous": asynchronous}
+    if message is not None:
+        kwargs["message"] = message
+    if offsets is not None:
+        kwargs["offsets"] = list(offsets)
+    result: list[Any] | None = _Base.commit(consumer, **kwargs)
+    return result
+
+
 class OffsetCommits(CallbackRules):
     """The offsets half of ``BridgedConsumer``: what ``commit()`` (``CallbackRules``),
     ``store_offsets()`` and ``seek()`` do, on a subscription and on a manual assignment."""
@@ -87,12 +100,7 @@ class OffsetCommits(CallbackRules):
     def _librdkafka_commit(
         self, message: Any, offsets: Sequence[Any] | None, asynchronous: bool
     ) -> list[Any] | None:
-        kwargs: dict[str, Any] = {"asynchronous": asynchronous}
-        if message is not None:
-            kwargs["message"] = message
-        if offsets is not None:
-            kwargs["offsets"] = offsets
-        result: list[Any] | None = _Base.commit(self, **kwargs)
+        result = librdkafka_commit(self, message, offsets, asynchronous)
         if result is not None:
             self._manual_committed.update(
                 ((tp.topic, tp.partition), tp.offset) for tp in result if tp.offset >= 0)
