@@ -97,12 +97,13 @@ public class BalancedStickyAssignor implements ConsumerGroupPartitionAssignor {
         if (keys.length == 0) {
             return new GroupAssignment(Collections.emptyMap());
         }
-        String[] members = ids(keys);
+        String[] members = new String[keys.length];
         MemberSubscription[] specs = new MemberSubscription[keys.length];
         MemberAssignment[] current = new MemberAssignment[keys.length];
         String[] racks = new String[keys.length];
         boolean anyRack = false;
-        for (int m = 0; m < keys.length; m++) {
+        for (int m = 0; m < keys.length; m++) { // one pass over the keys: each is touched once
+            members[m] = keys[m].member;
             specs[m] = keys[m].subscription;
             current[m] = keys[m].assignment;
             racks[m] = keys[m].rack;

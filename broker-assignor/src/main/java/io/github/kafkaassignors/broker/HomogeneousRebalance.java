@@ -82,6 +82,7 @@ final class HomogeneousRebalance {
         claimed = new long[topics];
         holders = new int[topics];
         sheds = new boolean[size];
+        listed = new boolean[size];
         short_ = new boolean[size];
         BiConsumer<Uuid, Set<Integer>> visit = this::visit;
         for (int m = 0; m < size; m++) {
@@ -90,6 +91,7 @@ final class HomogeneousRebalance {
             atBase = 0;
             if (current[m] != null) {
                 maps[m] = current[m].partitions();
+                listed[m] = !maps[m].isEmpty(); // while the map is in cache
                 maps[m].forEach(visit); // no iterator: a third faster on 50,000 small sets
                 if (bad) {
                     return null;
@@ -188,7 +190,7 @@ final class HomogeneousRebalance {
             if (!sheds[m] && !short_[m] && gained[m] == null) {
                 if (current[m] == null) {
                     out.put(members[m], new Assignment(Collections.emptyMap()));
-                } else if (!prefilled || maps[m].isEmpty()) {
+                } else if (!prefilled || !listed[m]) {
                     out.put(members[m], current[m]);
                 }
                 continue;
@@ -318,6 +320,7 @@ final class HomogeneousRebalance {
     int[] holders;
     boolean[] sheds;
     boolean[] short_;
+    boolean[] listed; // the member's map is not empty (out has it already when prefilled)
     int member;
     int atBase;
     boolean bad;
