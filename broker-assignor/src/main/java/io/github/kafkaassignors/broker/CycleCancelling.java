@@ -63,12 +63,9 @@ final class CycleCancelling {
     /** Where each node's arcs start in {@link #active} (listed in arc order: by tail). */
     final int[] outStart;
 
-    /** {@link Shares#pairs}, or null. */
-    private final int[] pairs;
 
     CycleCancelling(Shares shares) {
         this.shares = shares;
-        this.pairs = shares.pairs;
         this.members = shares.members;
         this.topics = shares.topics;
         this.subs = shares.subs;
@@ -217,6 +214,7 @@ final class CycleCancelling {
         if (from == topics) {
             return topicMembers[to].length;
         }
+        int[] pairs = shares.pairs();
         if (pairs != null) {
             int p = Math.min(from, to) * topics + Math.max(from, to);
             return pairs[p + 1] - pairs[p];
@@ -255,7 +253,8 @@ final class CycleCancelling {
             }
             return;
         }
-        if (from != sinkNode && pairs != null) {
+        int[] pairs = from != sinkNode ? shares.pairs() : null;
+        if (pairs != null) {
             // the members subscribed to both, in canonical order
             int p = Math.min(from, to) * topics + Math.max(from, to);
             boolean fromFirst = from < to;

@@ -27,8 +27,9 @@ final class Shares {
     final int[][] topicMembers;
     final int[][] topicSlots;
 
-    /** Members per pair of topics ({@link #pairLists}), once {@link WarmStart#level} made them; or null. */
-    int[] pairs;
+    /** {@link #pairLists}, once {@link #pairs} made them (null: too many). */
+    private int[] pairs;
+    private boolean pairsMade;
 
     Shares(Problem problem) {
         this.problem = problem;
@@ -246,6 +247,18 @@ final class Shares {
                     lack - free[t]);
         }
         return moves <= Math.max(Math.max(loadBound, fillBound), topicBound);
+    }
+
+    /**
+     * {@link #pairLists}, made on first use: a solve that finds nothing to swap and no cycle
+     * to cancel (most rebalances of a stable group) never needs them.
+     */
+    int[] pairs() {
+        if (!pairsMade) {
+            pairs = pairLists();
+            pairsMade = true;
+        }
+        return pairs;
     }
 
     /** Pair lists are kept only while this small (members with many topics: too many pairs). */

@@ -109,7 +109,7 @@ final class Subscriptions {
                 }
             }
             int[] mine = kept == ts.length ? ts : Arrays.copyOf(ts, kept);
-            Arrays.sort(mine);
+            sort(mine);
             numbered[k] = mine;
         }
         int[][] subs = new int[members.length][];
@@ -117,6 +117,27 @@ final class Subscriptions {
             subs[m] = numbered[kind[m]];
         }
         return new Subscriptions(topicIds, topicIndex, counts, subs);
+    }
+
+    /**
+     * Ascending, in place: a subscription of a few topics by insertion (thousands of distinct
+     * small subscriptions; Arrays.sort's dispatch cost more than the sorting), others by
+     * Arrays.sort.
+     */
+    private static void sort(int[] ts) {
+        if (ts.length > 16) {
+            Arrays.sort(ts);
+            return;
+        }
+        for (int i = 1; i < ts.length; i++) {
+            int v = ts[i];
+            int j = i - 1;
+            while (j >= 0 && ts[j] > v) {
+                ts[j + 1] = ts[j];
+                j--;
+            }
+            ts[j + 1] = v;
+        }
     }
 
     /**

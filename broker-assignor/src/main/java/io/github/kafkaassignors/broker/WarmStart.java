@@ -23,8 +23,6 @@ final class WarmStart {
     private final int[] load;
     private final int[][] topicMembers;
     private final int[][] topicSlots;
-    /** {@link Shares#pairLists()}, or null. */
-    private int[] pairs;
 
     WarmStart(Shares shares) {
         this.shares = shares;
@@ -165,8 +163,6 @@ final class WarmStart {
      * out). Each move improves the objectives, so the search certifies whatever this leaves.
      */
     void level() {
-        pairs = shares.pairLists();
-        shares.pairs = pairs;
         // first only the moves that also even out the topic, so the rest need not undo them
         // a pass that moved and left the loads and shares at their bounds is the last: no
         // move of either kind is left then (each needs a difference of two), so the check
@@ -188,6 +184,7 @@ final class WarmStart {
             for (int t = 0; t < topics; t++) {
                 moved |= levelTopic(t, false);
             }
+            int[] pairs = maySwap() ? shares.pairs() : null;
             if (pairs != null) {
                 moved |= swapPairs(pairs);
             }
@@ -256,6 +253,35 @@ final class WarmStart {
         }
     }
 
+
+    /**
+     * Whether {@link #swapPairs} may find a swap: one needs members whose differences
+     * x_t - x_u are three or more apart, so within topics t and u whose spreads (most minus
+     * fewest over all their subscribers) add up to three or more.
+     */
+    private boolean maySwap() {
+        int first = 0;
+        int second = 0;
+        for (int t = 0; t < topics; t++) {
+            int[] ms = topicMembers[t];
+            int[] ks = topicSlots[t];
+            int lo = Integer.MAX_VALUE;
+            int hi = 0;
+            for (int i = 0; i < ms.length; i++) {
+                int v = x[ms[i]][ks[i]];
+                lo = Math.min(lo, v);
+                hi = Math.max(hi, v);
+            }
+            int spread = ms.length < 2 ? 0 : hi - lo;
+            if (spread > first) {
+                second = first;
+                first = spread;
+            } else if (spread > second) {
+                second = spread;
+            }
+        }
+        return first + second >= 3;
+    }
 
     /**
      * Between two topics t and u: the member with the most of t against u gives up one of t
