@@ -53,7 +53,20 @@ final class CycleCancelling {
     final long[] db;
     final long[] dc;
     private final int[] pred;
+    /** The tail of each predecessor arc (arc / n, kept: the walks for cycles divided a lot). */
+    private final int[] predTail;
     private final int[] mark;
+    /**
+     * Whether the last look found no cycle among the predecessors, and the nodes whose
+     * predecessor was set since: a new cycle passes one of them, so while nothing else
+     * changed only they are walked from ({@link #newCycle}).
+     */
+    private boolean acyclic;
+    private final int[] fresh;
+    private final boolean[] isFresh;
+    private int freshCount;
+    private final int[] visit;
+    private int visitStamp;
     /** The queue of {@link #queuedCycle}: nodes whose out-arcs may relax something. */
     private final int[] queue;
     private final boolean[] queued;
@@ -90,7 +103,11 @@ final class CycleCancelling {
         db = new long[n];
         dc = new long[n];
         pred = new int[n];
+        predTail = new int[n];
         mark = new int[n];
+        fresh = new int[n];
+        isFresh = new boolean[n];
+        visit = new int[n];
         queue = new int[n];
         queued = new boolean[n];
         outStart = new int[n + 1];
@@ -328,6 +345,7 @@ final class CycleCancelling {
         Arrays.fill(db, 0);
         Arrays.fill(dc, 0);
         len = negativeCycle(cycle, n);
+        acyclic = false;
         if (len < 0) {
             throw new IllegalStateException("Bellman-Ford did not settle");
         }
@@ -346,7 +364,8 @@ final class CycleCancelling {
     private void enqueue(int u) {
         if (!queued[u]) {
             queued[u] = true;
-            queue[(queueHead + queueSize++) % n] = u;
+            int at = queueHead + queueSize++;
+            queue[at < n ? at : at - n] = u;
         }
     }
 
@@ -363,16 +382,18 @@ final class CycleCancelling {
         if (requeueAll) {
             requeueAll = false;
             Arrays.fill(pred, -1);
+            clearFresh();
+            acyclic = true;
             for (int u = 0; u < n; u++) {
                 enqueue(u);
             }
         }
         long budget = 4L * n * (activeCount + n);
         int check = Math.max(1, n / 8);
-        int pops = 0;
+        int untilCheck = check;
         while (queueSize > 0) {
             int u = queue[queueHead];
-            queueHead = (queueHead + 1) % n;
+            queueHead = queueHead + 1 < n ? queueHead + 1 : 0;
             queueSize--;
             queued[u] = false;
             long au = da[u];
@@ -389,12 +410,20 @@ final class CycleCancelling {
                     db[v] = b;
                     dc[v] = c;
                     pred[v] = arc;
+                    predTail[v] = u;
+                    if (!isFresh[v]) {
+                        isFresh[v] = true;
+                        fresh[freshCount++] = v;
+                    }
                     enqueue(v);
                 }
             }
             budget -= outStart[u + 1] - outStart[u] + 1;
-            if (++pops % check == 0 || budget < 0) {
-                int len = predecessorCycle(cycle);
+            if (--untilCheck == 0 || budget < 0) {
+                untilCheck = check;
+                int len = acyclic && !newCycle() ? 0 : predecessorCycle(cycle);
+                acyclic = len == 0;
+                clearFresh();
                 if (len > 0) {
                     return len;
                 }
@@ -404,6 +433,37 @@ final class CycleCancelling {
             }
         }
         return 0;
+    }
+
+    /**
+     * Whether a walk along the predecessors from a node whose predecessor was set since the
+     * last look ends on a cycle (with none before, any new cycle passes such a node).
+     */
+    private boolean newCycle() {
+        if (visitStamp > Integer.MAX_VALUE - 2 * n) {
+            Arrays.fill(visit, 0);
+            visitStamp = 0;
+        }
+        int walked = visitStamp; // visited by this look: above it
+        for (int f = 0; f < freshCount; f++) {
+            int stamp = ++visitStamp;
+            int v = fresh[f];
+            while (v >= 0 && visit[v] <= walked) {
+                visit[v] = stamp;
+                v = pred[v] < 0 ? -1 : predTail[v];
+            }
+            if (v >= 0 && visit[v] == stamp) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private void clearFresh() {
+        for (int f = 0; f < freshCount; f++) {
+            isFresh[fresh[f]] = false;
+        }
+        freshCount = 0;
     }
 
     /** A cycle among the predecessors: its arcs into {@code cycle}, their number; 0 if none. */
@@ -416,7 +476,7 @@ final class CycleCancelling {
             int v = s;
             while (v >= 0 && mark[v] != stamp && mark[v] >= 0) {
                 mark[v] = stamp;
-                v = pred[v] < 0 ? -1 : pred[v] / n;
+                v = pred[v] < 0 ? -1 : predTail[v];
             }
             if (v >= 0 && mark[v] == stamp) {
                 return collect(v, pred, cycle);
@@ -424,7 +484,7 @@ final class CycleCancelling {
             int w = s;
             while (w >= 0 && mark[w] == stamp) {
                 mark[w] = -stamp;
-                w = pred[w] < 0 ? -1 : pred[w] / n;
+                w = pred[w] < 0 ? -1 : predTail[w];
             }
         }
         return 0;
@@ -455,6 +515,7 @@ final class CycleCancelling {
                     db[v] = b;
                     dc[v] = c;
                     pred[v] = arc;
+                    predTail[v] = u;
                     changed = true;
                 }
             }
@@ -467,7 +528,7 @@ final class CycleCancelling {
                 int v = s;
                 while (v >= 0 && mark[v] != stamp && mark[v] >= 0) {
                     mark[v] = stamp;
-                    v = pred[v] < 0 ? -1 : pred[v] / n;
+                    v = pred[v] < 0 ? -1 : predTail[v];
                 }
                 if (v >= 0 && mark[v] == stamp) {
                     return collect(v, pred, cycle);
@@ -476,7 +537,7 @@ final class CycleCancelling {
                 int w = s;
                 while (w >= 0 && mark[w] == stamp) {
                     mark[w] = -stamp;
-                    w = pred[w] < 0 ? -1 : pred[w] / n;
+                    w = pred[w] < 0 ? -1 : predTail[w];
                 }
             }
             // marks are only valid within a pass

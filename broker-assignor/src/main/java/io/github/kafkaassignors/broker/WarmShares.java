@@ -54,7 +54,7 @@ final class WarmShares {
             return shares.x;
         }
         outcome = Path.WARM_LEVELLED;
-        start.level();
+        new Levelling(shares).level();
         if (shares.meetsLowerBounds()) {
             return shares.x;
         }
