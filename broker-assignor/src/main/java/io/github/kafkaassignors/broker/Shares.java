@@ -21,8 +21,11 @@ final class Shares {
     final int[][] subs;
     /** own[m][k]: what member m owns of its k-th topic (the claims, resolved). */
     final int[][] own;
+    /** Starts at {@code own} (each member keeps what it owns), with the loads that make. */
     final int[][] x;
     final int[] load;
+    /** Partitions of each topic no subscriber owns. */
+    final int[] unowned;
     /** Topic -> members subscribed to it, and where the topic sits in each one's list. */
     final int[][] topicMembers;
     final int[][] topicSlots;
@@ -39,15 +42,19 @@ final class Shares {
         own = new int[members][];
         x = new int[members][];
         load = new int[members];
+        unowned = problem.counts.clone();
         int[] perTopic = new int[topics];
         for (int m = 0; m < members; m++) {
             int[] s = subs[m];
-            own[m] = new int[s.length];
-            x[m] = new int[s.length];
+            int[] mine = new int[s.length];
             for (int k = 0; k < s.length; k++) {
-                own[m][k] = problem.ownedCount(m, s[k]);
+                mine[k] = problem.ownedCount(m, s[k]);
+                load[m] += mine[k];
+                unowned[s[k]] -= mine[k];
                 perTopic[s[k]]++;
             }
+            own[m] = mine;
+            x[m] = mine.clone();
         }
         topicMembers = new int[topics][];
         topicSlots = new int[topics][];

@@ -61,18 +61,24 @@ final class Subscriptions {
         } else {
             // the broker hands each member a new set object (its TopicIds), so equal
             // subscriptions are found by content: members that share one share its array,
-            // and it is renumbered and sorted once
+            // and it is renumbered and sorted once. A subscription of a few topics is also
+            // packed into one long, compared in the table itself (thousands of small arrays
+            // read back to compare missed the cache)
             int[] table = new int[Integer.highestOneBit(Math.max(4, members.length) * 2 - 1) << 1];
+            long[] packed = new long[table.length];
             Arrays.fill(table, -1);
             int mask = table.length - 1;
             for (int m = 0; m < members.length; m++) {
                 int n = met.number(specs[m].subscribedTopicIds());
+                long key = met.pack(n);
                 int i = met.hash(n) & mask;
-                while (table[i] >= 0 && !met.equalsScratch(distinct.get(table[i]), n)) {
+                while (table[i] >= 0 && (key != packed[i]
+                        || key < 0 && !met.equalsScratch(distinct.get(table[i]), n))) {
                     i = (i + 1) & mask;
                 }
                 if (table[i] < 0) {
                     table[i] = distinct.size();
+                    packed[i] = key;
                     distinct.add(met.copy(n));
                 }
                 kind[m] = table[i];
@@ -175,6 +181,24 @@ final class Subscriptions {
                 h = 31 * h + ts[i];
             }
             return h * 0x9E3779B9 >>> 7;
+        }
+
+        /**
+         * The scratch's n numbers in one long (its length in the low 3 bits, then 12 bits
+         * each): equal longs, equal subscriptions; -1 when they do not fit (compare arrays).
+         */
+        long pack(int n) {
+            if (n > 5) {
+                return -1;
+            }
+            long key = n;
+            for (int i = 0; i < n; i++) {
+                if (ts[i] >= 1 << 12) {
+                    return -1;
+                }
+                key |= (long) ts[i] << (3 + 12 * i);
+            }
+            return key;
         }
 
         boolean equalsScratch(int[] a, int n) {

@@ -6,8 +6,8 @@ import java.util.Arrays;
  * The start of {@link WarmShares}, the path most rebalances end on: each member keeps what
  * it owns and the rest is dealt greedily ({@link #start}: each unit to the subscriber whose
  * load, then share of the topic, grows least; members with fewer topics still to come
- * first), then levelled with cheap improving moves ({@link #level}). When that meets the
- * lower bounds ({@link Shares#meetsLowerBounds}) it is optimal without a search; otherwise
+ * first); {@link Levelling} then applies cheap improving moves. When that meets the lower
+ * bounds ({@link Shares#meetsLowerBounds}) it is optimal without a search; otherwise
  * {@link CycleCancelling} takes it from there. Changes the {@link Shares} in place.
  */
 final class WarmStart {
@@ -18,7 +18,6 @@ final class WarmStart {
     private final int members;
     private final int topics;
     private final int[][] subs;
-    private final int[][] own;
     private final int[][] x;
     private final int[] load;
     private final int[][] topicMembers;
@@ -30,7 +29,6 @@ final class WarmStart {
         this.members = shares.members;
         this.topics = shares.topics;
         this.subs = shares.subs;
-        this.own = shares.own;
         this.x = shares.x;
         this.load = shares.load;
         this.topicMembers = shares.topicMembers;
@@ -38,15 +36,8 @@ final class WarmStart {
     }
 
     void start() {
-        int[] left = problem.counts.clone();
+        int[] left = shares.unowned.clone(); // the Shares start at what members own
         int[] remaining = new int[members]; // topics still to deal a member may get units of
-        for (int m = 0; m < members; m++) {
-            for (int k = 0; k < subs[m].length; k++) {
-                x[m][k] = own[m][k];
-                load[m] += own[m][k];
-                left[subs[m][k]] -= own[m][k];
-            }
-        }
         Integer[] order = new Integer[topics];
         for (int t = 0; t < topics; t++) {
             order[t] = t;
