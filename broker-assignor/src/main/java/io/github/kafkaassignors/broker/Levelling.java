@@ -95,22 +95,26 @@ final class Levelling {
         }
         boolean moved = false;
         while (true) {
+            // lo: the first with the least (load, share); hi: the first holder with the most
             int lo = -1;
             int hi = -1;
+            long loKey = Long.MAX_VALUE;
+            long hiKey = -1;
             for (int i = 0; i < ms.length; i++) {
                 int m = ms[i];
                 int v = x[m][ks[i]];
-                if (lo < 0 || load[m] < load[ms[lo]]
-                        || load[m] == load[ms[lo]] && v < x[ms[lo]][ks[lo]]) {
+                long key = (long) load[m] << 32 | v;
+                if (key < loKey) {
                     lo = i;
+                    loKey = key;
                 }
-                if (v > 0 && (hi < 0 || load[m] > load[ms[hi]]
-                        || load[m] == load[ms[hi]] && v > x[ms[hi]][ks[hi]])) {
+                if (v > 0 && key > hiKey) {
                     hi = i;
+                    hiKey = key;
                 }
             }
-            if (hi < 0 || load[ms[hi]] - load[ms[lo]] < 2
-                    || strict && x[ms[hi]][ks[hi]] <= x[ms[lo]][ks[lo]]) {
+            if (hi < 0 || (hiKey >>> 32) - (loKey >>> 32) < 2
+                    || strict && (int) hiKey <= (int) loKey) {
                 break;
             }
             move(ms[hi], ks[hi], ms[lo], ks[lo]);
@@ -132,8 +136,8 @@ final class Levelling {
     private void scan(int t) {
         int[] ms = topicMembers[t];
         int[] ks = topicSlots[t];
-        int lo = -1;
-        int hi = -1;
+        long loKey = Long.MAX_VALUE; // (load, share) of the least, as levelTopic picks
+        long hiKey = -1; // of the holder with the most
         int q = Integer.MAX_VALUE;
         int takerFewest = Integer.MAX_VALUE; // at q
         int atQ = -1; // the most (two or more) at q, -1: none
@@ -144,12 +148,10 @@ final class Levelling {
             int m = ms[i];
             int v = x[m][ks[i]];
             int l = load[m];
-            if (lo < 0 || l < load[ms[lo]] || l == load[ms[lo]] && v < x[ms[lo]][ks[lo]]) {
-                lo = i;
-            }
-            if (v > 0 && (hi < 0 || l > load[ms[hi]]
-                    || l == load[ms[hi]] && v > x[ms[hi]][ks[hi]])) {
-                hi = i;
+            long key = (long) l << 32 | v;
+            loKey = Math.min(loKey, key);
+            if (v > 0) {
+                hiKey = Math.max(hiKey, key);
             }
             if (l < q) {
                 giverMost = l == q - 1 ? atQ : -1;
@@ -167,8 +169,8 @@ final class Levelling {
             least = Math.min(least, v);
             largest = Math.max(largest, v);
         }
-        boolean noLoadMove = hi < 0 || load[ms[hi]] - load[ms[lo]] < 2;
-        stuckStrict[t] = noLoadMove || x[ms[hi]][ks[hi]] <= x[ms[lo]][ks[lo]];
+        boolean noLoadMove = hiKey < 0 || (hiKey >>> 32) - (loKey >>> 32) < 2;
+        stuckStrict[t] = noLoadMove || (int) hiKey <= (int) loKey;
         stuckLoose[t] = noLoadMove && (giverMost < 0 || giverMost - takerFewest < 2);
         fewest[t] = ms.length < 2 ? 0 : least;
         most[t] = ms.length < 2 ? 0 : largest;
