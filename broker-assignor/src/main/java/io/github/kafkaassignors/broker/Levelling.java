@@ -1,5 +1,7 @@
 package io.github.kafkaassignors.broker;
 
+import java.util.Arrays;
+
 /**
  * The second pass of {@link WarmShares}, after {@link WarmStart}: cheap improving moves before
  * the search, the shortest of the cycles it would otherwise find one by one. Within a topic, a
@@ -70,7 +72,7 @@ final class Levelling {
             for (int t = 0; t < topics; t++) {
                 moved |= levelTopic(t, false);
             }
-            int[] pairs = maySwap() ? shares.pairs() : null;
+            int[] pairs = maySwap() && shares.pairsFit() && anySwap() ? shares.pairs() : null;
             if (pairs != null) {
                 moved |= swapPairs(pairs, fewest.clone(), most.clone());
             }
@@ -299,6 +301,40 @@ final class Levelling {
             }
         }
         return first + second >= 3;
+    }
+
+    /**
+     * Whether {@link #swapPairs} finds a swap as the counts stand (without it, none: a pair
+     * without a swap changes nothing): one look at every member's pairs of topics, the most
+     * x_t - x_u of a holder of t against the least of a holder of u, without making the lists.
+     */
+    private boolean anySwap() {
+        int tt = topics * topics;
+        int[] mostD = new int[tt];
+        int[] leastD = new int[tt];
+        Arrays.fill(mostD, Integer.MIN_VALUE);
+        Arrays.fill(leastD, Integer.MAX_VALUE);
+        for (int m = 0; m < subs.length; m++) {
+            int[] s = subs[m];
+            int[] xs = x[m];
+            for (int j = 0; j < s.length; j++) {
+                for (int k = j + 1; k < s.length; k++) {
+                    int p = s[j] * topics + s[k];
+                    int d = xs[j] - xs[k];
+                    if (xs[j] > 0 && d > mostD[p]) {
+                        mostD[p] = d;
+                    }
+                    if (xs[k] > 0 && d < leastD[p]) {
+                        leastD[p] = d;
+                    }
+                    if (mostD[p] != Integer.MIN_VALUE && leastD[p] != Integer.MAX_VALUE
+                            && (long) mostD[p] - leastD[p] >= 3) {
+                        return true;
+                    }
+                }
+            }
+        }
+        return false;
     }
 
     /**

@@ -268,6 +268,15 @@ final class Shares {
         return pairs;
     }
 
+    /** Whether {@link #pairLists} keeps lists: no more than {@link #MAX_PAIRS} pairs of topics and of members' topics. */
+    boolean pairsFit() {
+        long total = 0;
+        for (int m = 0; m < members; m++) {
+            total += (long) subs[m].length * (subs[m].length - 1) / 2;
+        }
+        return total <= MAX_PAIRS && (long) topics * topics <= MAX_PAIRS;
+    }
+
     /** Pair lists are kept only while this small (members with many topics: too many pairs). */
     private static final int MAX_PAIRS = 1 << 18;
 
@@ -277,12 +286,12 @@ final class Shares {
      * when there are more than {@link #MAX_PAIRS} of them.
      */
     int[] pairLists() {
+        if (!pairsFit()) {
+            return null;
+        }
         long total = 0;
         for (int m = 0; m < members; m++) {
             total += (long) subs[m].length * (subs[m].length - 1) / 2;
-        }
-        if (total > MAX_PAIRS || (long) topics * topics > MAX_PAIRS) {
-            return null;
         }
         int tt = topics * topics;
         int[] out = new int[tt + 1 + 3 * (int) total];
