@@ -116,29 +116,59 @@ final class CycleCancelling {
         }
     }
 
+    /**
+     * Every arc from scratch: each member's steps as {@link #consider} weighs them, with the
+     * member's costs of one more and one fewer of each topic worked out once (not once per
+     * pair of its topics); members in canonical order, so a tie keeps the first.
+     */
     void buildArcs() {
         Arrays.fill(arcMember, -1);
         int sinkNode = topics;
+        int[][] own = shares.own;
+        int widest = 0;
+        for (int[] s : subs) {
+            widest = Math.max(widest, s.length);
+        }
+        long[] upB = new long[widest];
+        long[] upC = new long[widest];
         for (int m = 0; m < members; m++) {
             int[] s = subs[m];
             int[] xs = x[m];
+            int[] os = own[m];
             for (int j = 0; j < s.length; j++) {
-                consider(s[j] * n + sinkNode, m, j, -1);
+                upB[j] = Shares.up(xs[j]);
+                upC[j] = Shares.keptUp(xs[j], os[j]);
+                offer(s[j] * n + sinkNode, Shares.up(load[m]), upB[j], upC[j], m, j, -1);
             }
             for (int k = 0; k < s.length; k++) {
                 if (xs[k] == 0) {
                     continue;
                 }
-                consider(sinkNode * n + s[k], m, -1, k);
+                long downB = Shares.down(xs[k]);
+                long downC = Shares.keptDown(xs[k], os[k]);
+                offer(sinkNode * n + s[k], Shares.down(load[m]), downB, downC, m, -1, k);
                 for (int j = 0; j < s.length; j++) {
                     if (j != k) {
-                        consider(s[j] * n + s[k], m, j, k);
+                        offer(s[j] * n + s[k], 0, upB[j] + downB, upC[j] + downC, m, j, k);
                     }
                 }
             }
         }
         collectActive();
         requeueAll = true;
+    }
+
+    /** {@link #consider} while building: the member comes after the holder, so only a cheaper step takes the arc. */
+    private void offer(int arc, long a, long b, long c, int m, int up, int down) {
+        if (arcMember[arc] >= 0 && Shares.compare(a, b, c, arcA[arc], arcB[arc], arcC[arc]) >= 0) {
+            return;
+        }
+        arcA[arc] = a;
+        arcB[arc] = b;
+        arcC[arc] = c;
+        arcMember[arc] = m;
+        arcUp[arc] = up;
+        arcDown[arc] = down;
     }
 
     /**
