@@ -120,7 +120,7 @@ final class CycleCancelling {
                 }
             }
         }
-        collectActive();
+        collectActive(0);
         search.restart();
     }
 
@@ -180,11 +180,13 @@ final class CycleCancelling {
                 return;
             }
         }
-        boolean flipped = false;
+        int flipped = n; // the first tail whose arcs came or went (n: none)
         for (int d = 0; d < dirtyCount; d++) {
             recomputeArc(dirty[d]);
             search.touched(dirty[d]);
-            flipped |= arcMember[dirty[d]] < 0;
+            if (arcMember[dirty[d]] < 0) {
+                flipped = Math.min(flipped, dirty[d] / n);
+            }
             dirtyMark[dirty[d]] = -stamp; // done: the changed members were among those scanned
         }
         for (int i = 0; i < count; i++) {
@@ -205,15 +207,17 @@ final class CycleCancelling {
                     if (dirtyMark[arc] != stamp) {
                         continue; // recomputed above
                     }
-                    flipped |= arcMember[arc] < 0;
+                    if (arcMember[arc] < 0) {
+                        flipped = Math.min(flipped, from);
+                    }
                     if (consider(arc, m, j, k)) {
                         search.touched(arc);
                     }
                 }
             }
         }
-        if (flipped) { // the active arcs stay in arc order, as a rebuild lists them
-            collectActive();
+        if (flipped < n) { // the active arcs stay in arc order, as a rebuild lists them
+            collectActive(flipped);
         }
     }
 
@@ -235,9 +239,10 @@ final class CycleCancelling {
         return 4L * topicMembers[to].length; // each with a binary search
     }
 
-    private void collectActive() {
-        activeCount = 0;
-        for (int u = 0, a = 0; u < n; u++) {
+    /** The active arcs again from tail {@code first} on (those before it did not change). */
+    private void collectActive(int first) {
+        activeCount = outStart[first];
+        for (int u = first, a = first * n; u < n; u++) {
             outStart[u] = activeCount;
             for (int v = 0; v < n; v++, a++) {
                 if (arcMember[a] >= 0) {

@@ -72,7 +72,9 @@ final class Levelling {
             for (int t = 0; t < topics; t++) {
                 moved |= levelTopic(t, false);
             }
-            int[] pairs = maySwap() && shares.pairsFit() && anySwap() ? shares.pairs() : null;
+            // once the lists are made, scanning them is as cheap as looking for a swap first
+            int[] pairs = maySwap() && (shares.pairsMade() || shares.pairsFit() && anySwap())
+                    ? shares.pairs() : null;
             if (pairs != null) {
                 moved |= swapPairs(pairs, fewest.clone(), most.clone());
             }

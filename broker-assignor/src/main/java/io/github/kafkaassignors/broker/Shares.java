@@ -268,6 +268,11 @@ final class Shares {
         return pairs;
     }
 
+    /** Whether {@link #pairs} made the lists already (they may be null: too many). */
+    boolean pairsMade() {
+        return pairsMade;
+    }
+
     /** Whether {@link #pairLists} keeps lists: no more than {@link #MAX_PAIRS} pairs of topics and of members' topics. */
     boolean pairsFit() {
         long total = 0;
