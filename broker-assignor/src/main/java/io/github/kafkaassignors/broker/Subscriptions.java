@@ -26,13 +26,20 @@ final class Subscriptions {
     final int[] counts;
     /** Member -> subscribed topic numbers, ascending (members with equal subscriptions share one array). */
     final int[][] subs;
+    /**
+     * With at most 64 topics, member -> its topics as bits: {@link #subscribes} reads one long
+     * from one array instead of each member's own (every owned set of every member is
+     * checked); null with more topics.
+     */
+    private final long[] bits;
 
     private Subscriptions(List<Uuid> topicIds, UuidIndex topicIndex, int[] counts,
-            int[][] subs) {
+            int[][] subs, long[] bits) {
         this.topicIds = topicIds;
         this.topicIndex = topicIndex;
         this.counts = counts;
         this.subs = subs;
+        this.bits = bits;
     }
 
     /** @param members in canonical order */
@@ -119,10 +126,20 @@ final class Subscriptions {
             numbered[k] = mine;
         }
         int[][] subs = new int[members.length][];
+        long[] kindBits = counts.length <= 64 ? new long[numbered.length] : null;
+        for (int k = 0; kindBits != null && k < numbered.length; k++) {
+            for (int t : numbered[k]) {
+                kindBits[k] |= 1L << t;
+            }
+        }
+        long[] bits = kindBits != null ? new long[members.length] : null;
         for (int m = 0; m < members.length; m++) {
             subs[m] = numbered[kind[m]];
+            if (bits != null) {
+                bits[m] = kindBits[kind[m]];
+            }
         }
-        return new Subscriptions(topicIds, topicIndex, counts, subs);
+        return new Subscriptions(topicIds, topicIndex, counts, subs, bits);
     }
 
     /**
@@ -219,8 +236,11 @@ final class Subscriptions {
         }
     }
 
-    /** Whether member m subscribes to topic t (its topics are few, or sorted: a search). */
+    /** Whether member m subscribes to topic t: its bit, or a look through its (few or sorted) topics. */
     boolean subscribes(int m, int t) {
+        if (bits != null) {
+            return t >= 0 && t < counts.length && (bits[m] & 1L << t) != 0;
+        }
         int[] mine = subs[m];
         if (mine.length <= 8) {
             for (int u : mine) {
