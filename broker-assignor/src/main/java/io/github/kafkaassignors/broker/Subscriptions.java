@@ -113,6 +113,7 @@ final class Subscriptions {
             counts[t] = sizes.get(t);
         }
         int[][] numbered = new int[distinct.size()][];
+        long[] scratch = new long[(counts.length + 63) >>> 6];
         for (int k = 0; k < numbered.length; k++) {
             int[] ts = provisional[k];
             int kept = 0;
@@ -122,7 +123,7 @@ final class Subscriptions {
                 }
             }
             int[] mine = kept == ts.length ? ts : Arrays.copyOf(ts, kept);
-            sort(mine);
+            sort(mine, scratch);
             numbered[k] = mine;
         }
         int[][] subs = new int[members.length][];
@@ -143,13 +144,29 @@ final class Subscriptions {
     }
 
     /**
-     * Ascending, in place: a subscription of a few topics by insertion (thousands of distinct
-     * small subscriptions; Arrays.sort's dispatch cost more than the sorting), others by
-     * Arrays.sort.
+     * Ascending, in place: a subscription of a few topics by
+     * insertion (thousands of distinct small subscriptions; Arrays.sort's dispatch cost more
+     * than the sorting), others as the bits of {@code scratch} (one bit per topic, left all
+     * zero), read back in order: linear, where sorting each of a thousand subscriptions of
+     * fifty topics cost a sixth of an assignment.
      */
-    private static void sort(int[] ts) {
+    private static void sort(int[] ts, long[] scratch) {
         if (ts.length > 16) {
-            Arrays.sort(ts);
+            for (int t : ts) {
+                if ((scratch[t >>> 6] & 1L << t) != 0) { // a set that lists a topic twice
+                    Arrays.fill(scratch, 0);
+                    Arrays.sort(ts);
+                    return;
+                }
+                scratch[t >>> 6] |= 1L << t;
+            }
+            int i = 0;
+            for (int w = 0; w < scratch.length; w++) {
+                for (long b = scratch[w]; b != 0; b &= b - 1) {
+                    ts[i++] = w << 6 | Long.numberOfTrailingZeros(b);
+                }
+                scratch[w] = 0;
+            }
             return;
         }
         for (int i = 1; i < ts.length; i++) {
