@@ -13,10 +13,9 @@ import java.util.Arrays;
  * (member, topic) count at most once and one member's load up and one down, so its cost is what
  * applying it costs (or more), and applying it improves the flow; with none left the flow is
  * optimal. The graph is built once; after a cycle only the arcs among the topics of the members
- * it changed are recomputed (the same arcs a rebuild gives, ties included), and the search is
- * Bellman-Ford with a queue that keeps its labels and predecessors between cycles (once no
- * cycle is left they are potentials: {@link Narrowing} reads them). Ties between members go to
- * the first in canonical order. Changes the {@link Shares} in place.
+ * it changed are recomputed (the same arcs a rebuild gives, ties included), and
+ * {@link CycleSearch} looks for the next cycle from where the last search stopped. Ties
+ * between members go to the first in canonical order. Changes the {@link Shares} in place.
  */
 final class CycleCancelling {
     private final Shares shares;
@@ -39,7 +38,7 @@ final class CycleCancelling {
     final int[] arcUp;     // slot of the member's count that grows (-1: none)
     final int[] arcDown;   // slot of the member's count that shrinks (-1: none)
     final int[] active;
-    private final int[] activeFrom;
+    final int[] activeFrom;
     final int[] activeTo;
     int activeCount;
     /** Arcs to recompute after a cycle (stamped), and what a full rebuild costs. */
@@ -48,27 +47,14 @@ final class CycleCancelling {
     private final int[] memberMark;
     private int dirtyStamp;
     private long fullCost;
-    /** Bellman-Ford's labels (kept between searches), predecessors and marks. */
-    final long[] da;
-    final long[] db;
-    final long[] dc;
-    private final int[] pred;
-    private final int[] mark;
-    /** The queue of {@link #queuedCycle}: nodes whose out-arcs may relax something. */
-    private final int[] queue;
-    private final boolean[] queued;
-    private int queueHead;
-    private int queueSize;
-    private boolean requeueAll = true;
     /** Where each node's arcs start in {@link #active} (listed in arc order: by tail). */
     final int[] outStart;
+    /** The search for negative cycles on this graph (its labels: {@link Narrowing} reads them). */
+    final CycleSearch search;
 
-    /** {@link Shares#pairs}, or null. */
-    private final int[] pairs;
 
     CycleCancelling(Shares shares) {
         this.shares = shares;
-        this.pairs = shares.pairs;
         this.members = shares.members;
         this.topics = shares.topics;
         this.subs = shares.subs;
@@ -89,42 +75,66 @@ final class CycleCancelling {
         dirty = new int[n * n];
         dirtyMark = new int[n * n];
         memberMark = new int[members];
-        da = new long[n];
-        db = new long[n];
-        dc = new long[n];
-        pred = new int[n];
-        mark = new int[n];
-        queue = new int[n];
-        queued = new boolean[n];
         outStart = new int[n + 1];
+        search = new CycleSearch(this);
         for (int m = 0; m < members; m++) {
             fullCost += (long) (subs[m].length + 1) * (subs[m].length + 1);
         }
     }
 
+    /**
+     * Every arc from scratch: each member's steps as {@link #consider} weighs them, with the
+     * member's costs of one more and one fewer of each topic worked out once (not once per
+     * pair of its topics); members in canonical order, so a tie keeps the first.
+     */
     void buildArcs() {
         Arrays.fill(arcMember, -1);
         int sinkNode = topics;
+        int[][] own = shares.own;
+        int widest = 0;
+        for (int[] s : subs) {
+            widest = Math.max(widest, s.length);
+        }
+        long[] upB = new long[widest];
+        long[] upC = new long[widest];
         for (int m = 0; m < members; m++) {
             int[] s = subs[m];
             int[] xs = x[m];
+            int[] os = own[m];
             for (int j = 0; j < s.length; j++) {
-                consider(s[j] * n + sinkNode, m, j, -1);
+                upB[j] = Shares.up(xs[j]);
+                upC[j] = Shares.keptUp(xs[j], os[j]);
+                offer(s[j] * n + sinkNode, Shares.up(load[m]), upB[j], upC[j], m, j, -1);
             }
             for (int k = 0; k < s.length; k++) {
                 if (xs[k] == 0) {
                     continue;
                 }
-                consider(sinkNode * n + s[k], m, -1, k);
+                long downB = Shares.down(xs[k]);
+                long downC = Shares.keptDown(xs[k], os[k]);
+                offer(sinkNode * n + s[k], Shares.down(load[m]), downB, downC, m, -1, k);
                 for (int j = 0; j < s.length; j++) {
                     if (j != k) {
-                        consider(s[j] * n + s[k], m, j, k);
+                        offer(s[j] * n + s[k], 0, upB[j] + downB, upC[j] + downC, m, j, k);
                     }
                 }
             }
         }
-        collectActive();
-        requeueAll = true;
+        collectActive(0);
+        search.restart();
+    }
+
+    /** {@link #consider} while building: the member comes after the holder, so only a cheaper step takes the arc. */
+    private void offer(int arc, long a, long b, long c, int m, int up, int down) {
+        if (arcMember[arc] >= 0 && Shares.compare(a, b, c, arcA[arc], arcB[arc], arcC[arc]) >= 0) {
+            return;
+        }
+        arcA[arc] = a;
+        arcB[arc] = b;
+        arcC[arc] = c;
+        arcMember[arc] = m;
+        arcUp[arc] = up;
+        arcDown[arc] = down;
     }
 
     /**
@@ -170,11 +180,13 @@ final class CycleCancelling {
                 return;
             }
         }
-        boolean flipped = false;
+        int flipped = n; // the first tail whose arcs came or went (n: none)
         for (int d = 0; d < dirtyCount; d++) {
             recomputeArc(dirty[d]);
-            touched(dirty[d]);
-            flipped |= arcMember[dirty[d]] < 0;
+            search.touched(dirty[d]);
+            if (arcMember[dirty[d]] < 0) {
+                flipped = Math.min(flipped, dirty[d] / n);
+            }
             dirtyMark[dirty[d]] = -stamp; // done: the changed members were among those scanned
         }
         for (int i = 0; i < count; i++) {
@@ -195,15 +207,17 @@ final class CycleCancelling {
                     if (dirtyMark[arc] != stamp) {
                         continue; // recomputed above
                     }
-                    flipped |= arcMember[arc] < 0;
+                    if (arcMember[arc] < 0) {
+                        flipped = Math.min(flipped, from);
+                    }
                     if (consider(arc, m, j, k)) {
-                        touched(arc);
+                        search.touched(arc);
                     }
                 }
             }
         }
-        if (flipped) { // the active arcs stay in arc order, as a rebuild lists them
-            collectActive();
+        if (flipped < n) { // the active arcs stay in arc order, as a rebuild lists them
+            collectActive(flipped);
         }
     }
 
@@ -217,6 +231,7 @@ final class CycleCancelling {
         if (from == topics) {
             return topicMembers[to].length;
         }
+        int[] pairs = shares.pairs();
         if (pairs != null) {
             int p = Math.min(from, to) * topics + Math.max(from, to);
             return pairs[p + 1] - pairs[p];
@@ -224,9 +239,10 @@ final class CycleCancelling {
         return 4L * topicMembers[to].length; // each with a binary search
     }
 
-    private void collectActive() {
-        activeCount = 0;
-        for (int u = 0, a = 0; u < n; u++) {
+    /** The active arcs again from tail {@code first} on (those before it did not change). */
+    private void collectActive(int first) {
+        activeCount = outStart[first];
+        for (int u = first, a = first * n; u < n; u++) {
             outStart[u] = activeCount;
             for (int v = 0; v < n; v++, a++) {
                 if (arcMember[a] >= 0) {
@@ -255,7 +271,8 @@ final class CycleCancelling {
             }
             return;
         }
-        if (from != sinkNode && pairs != null) {
+        int[] pairs = from != sinkNode ? shares.pairs() : null;
+        if (pairs != null) {
             // the members subscribed to both, in canonical order
             int p = Math.min(from, to) * topics + Math.max(from, to);
             boolean fromFirst = from < to;
@@ -315,186 +332,10 @@ final class CycleCancelling {
         return true;
     }
 
-    /**
-     * Bellman-Ford from every node at once (all distances 0); a cycle among the predecessor
-     * arcs has negative cost. Fills {@code cycle} with its arcs; returns their number, 0 if none.
-     */
+
+    /** A negative cycle's arcs into {@code cycle}, their number; 0 if none (see {@link CycleSearch}). */
     int negativeCycle(int[] cycle) {
-        int len = queuedCycle(cycle);
-        if (len >= 0) {
-            return len;
-        }
-        // did not settle within its budget: Bellman-Ford from zero
-        Arrays.fill(da, 0);
-        Arrays.fill(db, 0);
-        Arrays.fill(dc, 0);
-        len = negativeCycle(cycle, n);
-        if (len < 0) {
-            throw new IllegalStateException("Bellman-Ford did not settle");
-        }
-        requeueAll = true;
-        return len;
-    }
-
-    /** An arc's cost or holder changed: its tail is looked at again, a predecessor it was is dropped. */
-    private void touched(int arc) {
-        enqueue(arc / n);
-        if (pred[arc % n] == arc) {
-            pred[arc % n] = -1;
-        }
-    }
-
-    private void enqueue(int u) {
-        if (!queued[u]) {
-            queued[u] = true;
-            queue[(queueHead + queueSize++) % n] = u;
-        }
-    }
-
-    /**
-     * Bellman-Ford with a queue, resumed where the last search stopped: the labels, the
-     * predecessors and the queue are kept (every arc whose head's label could still drop has
-     * its tail queued), and {@link #touched} requeues what a cancelled cycle changed. So after
-     * a cycle the search only relaxes around the members it changed. A cycle among the
-     * predecessors is negative (each was set with the arc's current cost, and dropped when that
-     * changed); an empty queue means every arc is satisfied: no negative cycle. Returns the
-     * cycle's length, 0 if none, -1 past the budget.
-     */
-    private int queuedCycle(int[] cycle) {
-        if (requeueAll) {
-            requeueAll = false;
-            Arrays.fill(pred, -1);
-            for (int u = 0; u < n; u++) {
-                enqueue(u);
-            }
-        }
-        long budget = 4L * n * (activeCount + n);
-        int check = Math.max(1, n / 8);
-        int pops = 0;
-        while (queueSize > 0) {
-            int u = queue[queueHead];
-            queueHead = (queueHead + 1) % n;
-            queueSize--;
-            queued[u] = false;
-            long au = da[u];
-            long bu = db[u];
-            long cu = dc[u];
-            for (int i = outStart[u], end = outStart[u + 1]; i < end; i++) {
-                int arc = active[i];
-                int v = activeTo[i];
-                long a = au + arcA[arc];
-                long b = bu + arcB[arc];
-                long c = cu + arcC[arc];
-                if (Shares.compare(a, b, c, da[v], db[v], dc[v]) < 0) {
-                    da[v] = a;
-                    db[v] = b;
-                    dc[v] = c;
-                    pred[v] = arc;
-                    enqueue(v);
-                }
-            }
-            budget -= outStart[u + 1] - outStart[u] + 1;
-            if (++pops % check == 0 || budget < 0) {
-                int len = predecessorCycle(cycle);
-                if (len > 0) {
-                    return len;
-                }
-                if (budget < 0) {
-                    return -1;
-                }
-            }
-        }
-        return 0;
-    }
-
-    /** A cycle among the predecessors: its arcs into {@code cycle}, their number; 0 if none. */
-    private int predecessorCycle(int[] cycle) {
-        int[] mark = this.mark;
-        Arrays.fill(mark, 0);
-        int stamp = 0;
-        for (int s = 0; s < n; s++) {
-            stamp++;
-            int v = s;
-            while (v >= 0 && mark[v] != stamp && mark[v] >= 0) {
-                mark[v] = stamp;
-                v = pred[v] < 0 ? -1 : pred[v] / n;
-            }
-            if (v >= 0 && mark[v] == stamp) {
-                return collect(v, pred, cycle);
-            }
-            int w = s;
-            while (w >= 0 && mark[w] == stamp) {
-                mark[w] = -stamp;
-                w = pred[w] < 0 ? -1 : pred[w] / n;
-            }
-        }
-        return 0;
-    }
-
-    /**
-     * Bellman-Ford from the labels the last search left (any labels will do: relaxing
-     * settles exactly when no cycle is negative, and a cycle among predecessors set in this
-     * search is negative); after a cycle is cancelled they are mostly still right, so the
-     * next search takes few passes. -1 if still changing after {@code passes} passes.
-     */
-    private int negativeCycle(int[] cycle, int passes) {
-        Arrays.fill(pred, -1);
-        int[] mark = this.mark;
-        Arrays.fill(mark, 0);
-        int stamp = 0;
-        for (int pass = 0; pass < passes; pass++) {
-            boolean changed = false;
-            for (int i = 0; i < activeCount; i++) {
-                int arc = active[i];
-                int u = activeFrom[i];
-                int v = activeTo[i];
-                long a = da[u] + arcA[arc];
-                long b = db[u] + arcB[arc];
-                long c = dc[u] + arcC[arc];
-                if (Shares.compare(a, b, c, da[v], db[v], dc[v]) < 0) {
-                    da[v] = a;
-                    db[v] = b;
-                    dc[v] = c;
-                    pred[v] = arc;
-                    changed = true;
-                }
-            }
-            if (!changed) {
-                return 0;
-            }
-            // look for a cycle among the predecessors
-            for (int s = 0; s < n; s++) {
-                stamp++;
-                int v = s;
-                while (v >= 0 && mark[v] != stamp && mark[v] >= 0) {
-                    mark[v] = stamp;
-                    v = pred[v] < 0 ? -1 : pred[v] / n;
-                }
-                if (v >= 0 && mark[v] == stamp) {
-                    return collect(v, pred, cycle);
-                }
-                // settle the walked nodes as cycle-free for this pass
-                int w = s;
-                while (w >= 0 && mark[w] == stamp) {
-                    mark[w] = -stamp;
-                    w = pred[w] < 0 ? -1 : pred[w] / n;
-                }
-            }
-            // marks are only valid within a pass
-            Arrays.fill(mark, 0);
-            stamp = 0;
-        }
-        return -1;
-    }
-
-    private int collect(int start, int[] pred, int[] cycle) {
-        int len = 0;
-        int v = start;
-        do {
-            cycle[len++] = pred[v];
-            v = pred[v] / n;
-        } while (v != start);
-        return len;
+        return search.negativeCycle(cycle);
     }
 
     /**

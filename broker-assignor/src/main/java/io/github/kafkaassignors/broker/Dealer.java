@@ -17,7 +17,7 @@ final class Dealer {
 
     /**
      * @param x member -> k -> partitions of its k-th subscribed topic (from {@link ShareFlow});
-     *     used up: it ends holding zeros
+     *     used up (what is left in it means nothing)
      * @return member -> topic -> partitions (ascending; {@code null} where none); on a problem
      *     read by size, a member that keeps exactly what it owns has a {@code null} row
      */
@@ -75,7 +75,6 @@ final class Dealer {
                 same = x[m][k] == problem.ownedCount(m, subs[k]);
             }
             if (same) {
-                Arrays.fill(x[m], 0);
                 continue;
             }
             out[m] = new int[problem.topics()][];

@@ -79,9 +79,9 @@ final class Narrowing {
         this.active = cycles.active;
         this.activeTo = cycles.activeTo;
         this.outStart = cycles.outStart;
-        this.da = cycles.da;
-        this.db = cycles.db;
-        this.dc = cycles.dc;
+        this.da = cycles.search.da;
+        this.db = cycles.search.db;
+        this.dc = cycles.search.dc;
     }
 
     /**

@@ -21,14 +21,18 @@ final class Shares {
     final int[][] subs;
     /** own[m][k]: what member m owns of its k-th topic (the claims, resolved). */
     final int[][] own;
+    /** Starts at {@code own} (each member keeps what it owns), with the loads that make. */
     final int[][] x;
     final int[] load;
+    /** Partitions of each topic no subscriber owns. */
+    final int[] unowned;
     /** Topic -> members subscribed to it, and where the topic sits in each one's list. */
     final int[][] topicMembers;
     final int[][] topicSlots;
 
-    /** Members per pair of topics ({@link #pairLists}), once {@link WarmStart#level} made them; or null. */
-    int[] pairs;
+    /** {@link #pairLists}, once {@link #pairs} made them (null: too many). */
+    private int[] pairs;
+    private boolean pairsMade;
 
     Shares(Problem problem) {
         this.problem = problem;
@@ -38,15 +42,19 @@ final class Shares {
         own = new int[members][];
         x = new int[members][];
         load = new int[members];
+        unowned = problem.counts.clone();
         int[] perTopic = new int[topics];
         for (int m = 0; m < members; m++) {
             int[] s = subs[m];
-            own[m] = new int[s.length];
-            x[m] = new int[s.length];
+            int[] mine = new int[s.length];
             for (int k = 0; k < s.length; k++) {
-                own[m][k] = problem.ownedCount(m, s[k]);
+                mine[k] = problem.ownedCount(m, s[k]);
+                load[m] += mine[k];
+                unowned[s[k]] -= mine[k];
                 perTopic[s[k]]++;
             }
+            own[m] = mine;
+            x[m] = mine.clone();
         }
         topicMembers = new int[topics][];
         topicSlots = new int[topics][];
@@ -248,6 +256,32 @@ final class Shares {
         return moves <= Math.max(Math.max(loadBound, fillBound), topicBound);
     }
 
+    /**
+     * {@link #pairLists}, made on first use: a solve that finds nothing to swap and no cycle
+     * to cancel (most rebalances of a stable group) never needs them.
+     */
+    int[] pairs() {
+        if (!pairsMade) {
+            pairs = pairLists();
+            pairsMade = true;
+        }
+        return pairs;
+    }
+
+    /** Whether {@link #pairs} made the lists already (they may be null: too many). */
+    boolean pairsMade() {
+        return pairsMade;
+    }
+
+    /** Whether {@link #pairLists} keeps lists: no more than {@link #MAX_PAIRS} pairs of topics and of members' topics. */
+    boolean pairsFit() {
+        long total = 0;
+        for (int m = 0; m < members; m++) {
+            total += (long) subs[m].length * (subs[m].length - 1) / 2;
+        }
+        return total <= MAX_PAIRS && (long) topics * topics <= MAX_PAIRS;
+    }
+
     /** Pair lists are kept only while this small (members with many topics: too many pairs). */
     private static final int MAX_PAIRS = 1 << 18;
 
@@ -257,12 +291,12 @@ final class Shares {
      * when there are more than {@link #MAX_PAIRS} of them.
      */
     int[] pairLists() {
+        if (!pairsFit()) {
+            return null;
+        }
         long total = 0;
         for (int m = 0; m < members; m++) {
             total += (long) subs[m].length * (subs[m].length - 1) / 2;
-        }
-        if (total > MAX_PAIRS || (long) topics * topics > MAX_PAIRS) {
-            return null;
         }
         int tt = topics * topics;
         int[] out = new int[tt + 1 + 3 * (int) total];

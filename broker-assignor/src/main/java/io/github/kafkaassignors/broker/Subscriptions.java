@@ -26,13 +26,20 @@ final class Subscriptions {
     final int[] counts;
     /** Member -> subscribed topic numbers, ascending (members with equal subscriptions share one array). */
     final int[][] subs;
+    /**
+     * With at most 64 topics, member -> its topics as bits: {@link #subscribes} reads one long
+     * from one array instead of each member's own (every owned set of every member is
+     * checked); null with more topics.
+     */
+    private final long[] bits;
 
     private Subscriptions(List<Uuid> topicIds, UuidIndex topicIndex, int[] counts,
-            int[][] subs) {
+            int[][] subs, long[] bits) {
         this.topicIds = topicIds;
         this.topicIndex = topicIndex;
         this.counts = counts;
         this.subs = subs;
+        this.bits = bits;
     }
 
     /** @param members in canonical order */
@@ -61,18 +68,24 @@ final class Subscriptions {
         } else {
             // the broker hands each member a new set object (its TopicIds), so equal
             // subscriptions are found by content: members that share one share its array,
-            // and it is renumbered and sorted once
+            // and it is renumbered and sorted once. A subscription of a few topics is also
+            // packed into one long, compared in the table itself (thousands of small arrays
+            // read back to compare missed the cache)
             int[] table = new int[Integer.highestOneBit(Math.max(4, members.length) * 2 - 1) << 1];
+            long[] packed = new long[table.length];
             Arrays.fill(table, -1);
             int mask = table.length - 1;
             for (int m = 0; m < members.length; m++) {
                 int n = met.number(specs[m].subscribedTopicIds());
+                long key = met.pack(n);
                 int i = met.hash(n) & mask;
-                while (table[i] >= 0 && !met.equalsScratch(distinct.get(table[i]), n)) {
+                while (table[i] >= 0 && (key != packed[i]
+                        || key < 0 && !met.equalsScratch(distinct.get(table[i]), n))) {
                     i = (i + 1) & mask;
                 }
                 if (table[i] < 0) {
                     table[i] = distinct.size();
+                    packed[i] = key;
                     distinct.add(met.copy(n));
                 }
                 kind[m] = table[i];
@@ -100,6 +113,7 @@ final class Subscriptions {
             counts[t] = sizes.get(t);
         }
         int[][] numbered = new int[distinct.size()][];
+        long[] scratch = new long[(counts.length + 63) >>> 6];
         for (int k = 0; k < numbered.length; k++) {
             int[] ts = provisional[k];
             int kept = 0;
@@ -109,14 +123,61 @@ final class Subscriptions {
                 }
             }
             int[] mine = kept == ts.length ? ts : Arrays.copyOf(ts, kept);
-            Arrays.sort(mine);
+            sort(mine, scratch);
             numbered[k] = mine;
         }
         int[][] subs = new int[members.length][];
+        long[] kindBits = counts.length <= 64 ? new long[numbered.length] : null;
+        for (int k = 0; kindBits != null && k < numbered.length; k++) {
+            for (int t : numbered[k]) {
+                kindBits[k] |= 1L << t;
+            }
+        }
+        long[] bits = kindBits != null ? new long[members.length] : null;
         for (int m = 0; m < members.length; m++) {
             subs[m] = numbered[kind[m]];
+            if (bits != null) {
+                bits[m] = kindBits[kind[m]];
+            }
         }
-        return new Subscriptions(topicIds, topicIndex, counts, subs);
+        return new Subscriptions(topicIds, topicIndex, counts, subs, bits);
+    }
+
+    /**
+     * Ascending, in place: a subscription of a few topics by
+     * insertion (thousands of distinct small subscriptions; Arrays.sort's dispatch cost more
+     * than the sorting), others as the bits of {@code scratch} (one bit per topic, left all
+     * zero), read back in order: linear, where sorting each of a thousand subscriptions of
+     * fifty topics cost a sixth of an assignment.
+     */
+    private static void sort(int[] ts, long[] scratch) {
+        if (ts.length > 16) {
+            for (int t : ts) {
+                if ((scratch[t >>> 6] & 1L << t) != 0) { // a set that lists a topic twice
+                    Arrays.fill(scratch, 0);
+                    Arrays.sort(ts);
+                    return;
+                }
+                scratch[t >>> 6] |= 1L << t;
+            }
+            int i = 0;
+            for (int w = 0; w < scratch.length; w++) {
+                for (long b = scratch[w]; b != 0; b &= b - 1) {
+                    ts[i++] = w << 6 | Long.numberOfTrailingZeros(b);
+                }
+                scratch[w] = 0;
+            }
+            return;
+        }
+        for (int i = 1; i < ts.length; i++) {
+            int v = ts[i];
+            int j = i - 1;
+            while (j >= 0 && ts[j] > v) {
+                ts[j + 1] = ts[j];
+                j--;
+            }
+            ts[j + 1] = v;
+        }
     }
 
     /**
@@ -156,6 +217,24 @@ final class Subscriptions {
             return h * 0x9E3779B9 >>> 7;
         }
 
+        /**
+         * The scratch's n numbers in one long (its length in the low 3 bits, then 12 bits
+         * each): equal longs, equal subscriptions; -1 when they do not fit (compare arrays).
+         */
+        long pack(int n) {
+            if (n > 5) {
+                return -1;
+            }
+            long key = n;
+            for (int i = 0; i < n; i++) {
+                if (ts[i] >= 1 << 12) {
+                    return -1;
+                }
+                key |= (long) ts[i] << (3 + 12 * i);
+            }
+            return key;
+        }
+
         boolean equalsScratch(int[] a, int n) {
             return Arrays.equals(a, 0, a.length, ts, 0, n);
         }
@@ -174,8 +253,11 @@ final class Subscriptions {
         }
     }
 
-    /** Whether member m subscribes to topic t (its topics are few, or sorted: a search). */
+    /** Whether member m subscribes to topic t: its bit, or a look through its (few or sorted) topics. */
     boolean subscribes(int m, int t) {
+        if (bits != null) {
+            return t >= 0 && t < counts.length && (bits[m] & 1L << t) != 0;
+        }
         int[] mine = subs[m];
         if (mine.length <= 8) {
             for (int u : mine) {

@@ -5,8 +5,8 @@ package io.github.kafkaassignors.broker;
  * objectives, {@link Shares}, the same optimum), reached from a warm start instead of from
  * nothing, in up to three passes over one {@link Shares}:
  * <ol>
- *   <li>{@link WarmStart}: members keep what they own, the rest is dealt greedily and levelled;
- *       when that meets the lower bounds (every load within one of the group's average, every
+ *   <li>{@link WarmStart}: members keep what they own, the rest is dealt greedily, then
+ *       {@link Levelling} applies cheap improving moves; when that meets the lower bounds (every load within one of the group's average, every
  *       topic within one of its subscribers' average, everything owned kept) it is optimal
  *       and nothing else runs (most rebalances end here);</li>
  *   <li>{@link CycleCancelling}: the general optimum, negative cycles on a graph of topics;</li>
@@ -54,7 +54,7 @@ final class WarmShares {
             return shares.x;
         }
         outcome = Path.WARM_LEVELLED;
-        start.level();
+        new Levelling(shares).level();
         if (shares.meetsLowerBounds()) {
             return shares.x;
         }

@@ -5,11 +5,14 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotSame;
 import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.github.kafkaassignors.broker.AssignmentTestUtil.FakeGroup;
 import io.github.kafkaassignors.broker.AssignmentTestUtil.FakeTopics;
+import java.util.Arrays;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Random;
 import java.util.Set;
 import org.apache.kafka.common.Uuid;
 import org.junit.jupiter.api.Test;
@@ -59,5 +62,50 @@ class SubscriptionsTest {
         assertEquals(5, index.get(id));
         assertEquals(5, index.get(new Uuid(id.getMostSignificantBits(), id.getLeastSignificantBits())));
         assertEquals(-1, index.get(topicId(8)));
+    }
+
+    /**
+     * {@link Subscriptions#subscribes} answers as the member's topic list does, with few
+     * topics (kept as bits) and with more than 64 (a look through the list); a copy of a
+     * subscription shares its array, of up to five topics (packed) and longer (arrays).
+     */
+    @Test
+    void subscribesAgreesWithTheTopicListsWithFewAndManyTopics() {
+        for (int topicCount : new int[] {10, 64, 80}) {
+            Random random = new Random(topicCount);
+            FakeTopics topics = new FakeTopics();
+            for (int t = 0; t < topicCount; t++) {
+                topics.put(topicId(t), 1 + random.nextInt(5));
+            }
+            FakeGroup group = new FakeGroup();
+            Set<Uuid> previous = Set.of(topicId(0));
+            for (int m = 0; m < 200; m++) {
+                Set<Uuid> mine = new HashSet<>();
+                if (m % 7 == 3) {
+                    mine.addAll(previous); // an equal subscription in a set of its own
+                } else {
+                    int n = 1 + random.nextInt(m % 2 == 0 ? 5 : 9);
+                    while (mine.size() < n) {
+                        mine.add(topicId(random.nextInt(topicCount)));
+                    }
+                }
+                group.add(String.format("m%03d", m), mine);
+                previous = mine;
+            }
+            String[] members = BalancedStickyAssignor.canonicalMembers(group);
+            Subscriptions s = Subscriptions.read(group, members, topics);
+            for (int m = 0; m < members.length; m++) {
+                for (int t = -1; t <= topicCount; t++) {
+                    assertEquals(Arrays.binarySearch(s.subs[m], t) >= 0, s.subscribes(m, t),
+                            topicCount + " topics, member " + members[m] + ", topic " + t);
+                }
+            }
+            List<String> order = List.of(members);
+            for (int m = 3; m < 200; m += 7) { // a copy of the one before: shared
+                assertSame(s.subs[order.indexOf(String.format("m%03d", m - 1))],
+                        s.subs[order.indexOf(String.format("m%03d", m))], topicCount + " topics");
+            }
+            assertTrue(Arrays.stream(s.subs).anyMatch(ts -> ts.length > 5), "long subscriptions too");
+        }
     }
 }
