@@ -109,7 +109,14 @@ public class BalancedStickyAssignor implements ConsumerGroupPartitionAssignor {
             racks[m] = keys[m].rack;
             anyRack |= racks[m] != null;
         }
-        Subscriptions subscriptions = Subscriptions.read(groupSpec, members, specs, topics);
+        // canonical positions in the order the broker listed the members: their sets are read
+        // in that order (about the order they lie in memory)
+        int[] listed = new int[keys.length];
+        for (int m = 0; m < keys.length; m++) {
+            listed[keys[m].listed] = m;
+        }
+        Subscriptions subscriptions = Subscriptions.read(groupSpec, members, specs, topics,
+                listed);
         List<Uuid> topicIds = subscriptions.topicIds;
         int[][] subs = subscriptions.subs;
         boolean same = sameSubscriptions(subs);
@@ -124,7 +131,7 @@ public class BalancedStickyAssignor implements ConsumerGroupPartitionAssignor {
         // by size when the claims are disjoint (what the broker hands over): only members
         // whose counts change have their partitions read
         Problem problem = bySize && !anyRack
-                ? OwnedSizes.read(groupSpec, subscriptions, current, claimed) : null;
+                ? OwnedSizes.read(groupSpec, subscriptions, current, claimed, listed) : null;
         if (problem == null) {
             Arrays.fill(claimed, 0);
             int[][][] claims = readClaims(members, subscriptions, claimed, current);
@@ -271,7 +278,7 @@ public class BalancedStickyAssignor implements ConsumerGroupPartitionAssignor {
         boolean dynamic = true;
         for (String member : ids) {
             keys[i] = new CanonicalKey(member, groupSpec.memberSubscription(member),
-                    groupSpec.memberAssignment(member));
+                    groupSpec.memberAssignment(member), i);
             MemberAssignment owned = keys[i].assignment;
             if (out != null && owned != null && !owned.partitions().isEmpty()) {
                 out.put(member, owned);
@@ -338,9 +345,12 @@ public class BalancedStickyAssignor implements ConsumerGroupPartitionAssignor {
         final String rack; // null: none
         final MemberSubscription subscription;
         final MemberAssignment assignment; // null: none
+        final int listed; // its position in the broker's list
 
-        CanonicalKey(String member, MemberSubscription subscription, MemberAssignment assignment) {
+        CanonicalKey(String member, MemberSubscription subscription, MemberAssignment assignment,
+                int listed) {
             this.member = member;
+            this.listed = listed;
             this.instance = subscription.instanceId().orElse(null);
             this.rack = subscription.rackId().orElse(null);
             this.subscription = subscription;

@@ -35,13 +35,15 @@ final class OwnedSizes implements BiConsumer<Uuid, Set<Integer>> {
 
     /**
      * The problem read by size, or null when the claims may overlap or fall out of range;
-     * claimed[m] gets the size of member m's whole current assignment, current[m].
+     * claimed[m] gets the size of member m's whole current assignment, current[m]; the
+     * members are read in the order {@code visit} gives (null: theirs; the result is the same).
      */
     static Problem read(GroupSpec spec, Subscriptions s, MemberAssignment[] current,
-            int[] claimed) {
+            int[] claimed, int[] visit) {
         OwnedSizes r = new OwnedSizes(s, current.length, claimed);
         boolean anyOutside = false;
-        for (int m = 0; m < current.length; m++) {
+        for (int i = 0; i < current.length; i++) {
+            int m = visit == null ? i : visit[i];
             if (current[m] != null) {
                 r.member = m;
                 current[m].partitions().forEach(r); // no iterator: a third faster

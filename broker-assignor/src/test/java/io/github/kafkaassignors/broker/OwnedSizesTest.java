@@ -93,7 +93,7 @@ class OwnedSizesTest {
         for (int m = 0; m < members.length; m++) {
             current[m] = group.memberAssignment(members[m]);
         }
-        return OwnedSizes.read(group, s, current, new int[members.length]);
+        return OwnedSizes.read(group, s, current, new int[members.length], null);
     }
 
     private static boolean readsBySize(FakeGroup group, FakeTopics topics) {
@@ -156,12 +156,28 @@ class OwnedSizesTest {
         return mine;
     }
 
-    /** Both ways of reading give the same assignment; returns it. */
+    /**
+     * Both ways of reading give the same assignment, also with the members listed the other
+     * way round (sets are read in the broker's listing order); returns it.
+     */
     private static GroupAssignment same(FakeGroup group, FakeTopics topics, String what) {
         GroupAssignment bySize = BY_SIZE.assign(group, topics);
         GroupAssignment every = EVERY_CLAIM.assign(group, topics);
         assertEquals(plain(every), plain(bySize), what);
+        assertEquals(plain(bySize), plain(BY_SIZE.assign(reversed(group), topics)),
+                what + ", members listed in reverse");
         return bySize;
+    }
+
+    private static FakeGroup reversed(FakeGroup group) {
+        List<Member> list = new ArrayList<>(group.members.values());
+        FakeGroup g = new FakeGroup();
+        for (int i = list.size() - 1; i >= 0; i--) {
+            Member m = list.get(i);
+            g.add(m.id, m.instanceId, m.topics, m.owned);
+        }
+        g.racks.putAll(group.racks);
+        return g;
     }
 
     private static Map<String, Map<Uuid, Set<Integer>>> plain(GroupAssignment a) {
