@@ -241,9 +241,6 @@ final class CycleSearch {
      */
     private int negativeCycle(int[] cycle, int passes) {
         Arrays.fill(pred, -1);
-        int[] mark = this.mark;
-        Arrays.fill(mark, 0);
-        int stamp = 0;
         for (int pass = 0; pass < passes; pass++) {
             boolean changed = false;
             for (int i = 0; i < graph.activeCount; i++) {
@@ -265,27 +262,10 @@ final class CycleSearch {
             if (!changed) {
                 return 0;
             }
-            // look for a cycle among the predecessors
-            for (int s = 0; s < n; s++) {
-                stamp++;
-                int v = s;
-                while (v >= 0 && mark[v] != stamp && mark[v] >= 0) {
-                    mark[v] = stamp;
-                    v = pred[v] < 0 ? -1 : predTail[v];
-                }
-                if (v >= 0 && mark[v] == stamp) {
-                    return collect(v, pred, cycle);
-                }
-                // settle the walked nodes as cycle-free for this pass
-                int w = s;
-                while (w >= 0 && mark[w] == stamp) {
-                    mark[w] = -stamp;
-                    w = pred[w] < 0 ? -1 : predTail[w];
-                }
+            int len = predecessorCycle(cycle); // marks are only valid within a pass
+            if (len > 0) {
+                return len;
             }
-            // marks are only valid within a pass
-            Arrays.fill(mark, 0);
-            stamp = 0;
         }
         return -1;
     }
