@@ -129,6 +129,11 @@ final class CycleCancelling {
         if (arcMember[arc] >= 0 && Shares.compare(a, b, c, arcA[arc], arcB[arc], arcC[arc]) >= 0) {
             return;
         }
+        take(arc, a, b, c, m, up, down);
+    }
+
+    /** Member m's step (up, down) at cost (a, b, c) is arc's now. */
+    private void take(int arc, long a, long b, long c, int m, int up, int down) {
         arcA[arc] = a;
         arcB[arc] = b;
         arcC[arc] = c;
@@ -323,12 +328,7 @@ final class CycleCancelling {
                 return false;
             }
         }
-        arcA[arc] = a;
-        arcB[arc] = b;
-        arcC[arc] = c;
-        arcMember[arc] = m;
-        arcUp[arc] = up;
-        arcDown[arc] = down;
+        take(arc, a, b, c, m, up, down);
         return true;
     }
 
