@@ -148,12 +148,7 @@ final class CycleSearch {
                 long a = au + arcA[arc];
                 long b = bu + arcB[arc];
                 long c = cu + arcC[arc];
-                if (Shares.compare(a, b, c, da[v], db[v], dc[v]) < 0) {
-                    da[v] = a;
-                    db[v] = b;
-                    dc[v] = c;
-                    pred[v] = arc;
-                    predTail[v] = u;
+                if (relax(u, arc, v, a, b, c)) {
                     if (!isFresh[v]) {
                         isFresh[v] = true;
                         fresh[freshCount++] = v;
@@ -209,6 +204,19 @@ final class CycleSearch {
         freshCount = 0;
     }
 
+    /** v's label becomes (a, b, c), reached by arc from u, if that is lower; whether it was. */
+    private boolean relax(int u, int arc, int v, long a, long b, long c) {
+        if (Shares.compare(a, b, c, da[v], db[v], dc[v]) >= 0) {
+            return false;
+        }
+        da[v] = a;
+        db[v] = b;
+        dc[v] = c;
+        pred[v] = arc;
+        predTail[v] = u;
+        return true;
+    }
+
     /** A cycle among the predecessors: its arcs into {@code cycle}, their number; 0 if none. */
     private int predecessorCycle(int[] cycle) {
         int[] mark = this.mark;
@@ -250,14 +258,7 @@ final class CycleSearch {
                 long a = da[u] + arcA[arc];
                 long b = db[u] + arcB[arc];
                 long c = dc[u] + arcC[arc];
-                if (Shares.compare(a, b, c, da[v], db[v], dc[v]) < 0) {
-                    da[v] = a;
-                    db[v] = b;
-                    dc[v] = c;
-                    pred[v] = arc;
-                    predTail[v] = u;
-                    changed = true;
-                }
+                changed |= relax(u, arc, v, a, b, c);
             }
             if (!changed) {
                 return 0;
